@@ -1,0 +1,444 @@
+"""`Estimator`: train, evaluate and predict a model_fn, with model_dir checkpoints.
+
+The Estimator owns the model_dir and the variable store; it wraps the model_fn
+once as a `ModelFnModel` and runs every call through Keras' trainer
+(`_loop`). Variables live across calls; before each call the latest
+checkpoint is restored by name only when it is not the one the store already
+holds, so repeated `predict()` calls neither retrace nor reload.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from keras_estimator import _checkpoint, _fn_args, _inputs, _loop
+from keras_estimator._mode_keys import ModeKeys
+from keras_estimator._model_fn_model import ModelFnModel
+from keras_estimator._run_config import RunConfig
+from keras_estimator._variable_store import VariableStore
+
+logger = logging.getLogger("keras_estimator")
+
+
+class Estimator:
+    """Trains, evaluates and predicts with a TF1-style `model_fn`.
+
+    Args:
+        model_fn: `model_fn(features, labels, mode, params, config)` returning
+            an `EstimatorSpec`; it may take any subset of those arguments
+            (features is required).
+        model_dir: where checkpoints go. If None, `config.model_dir`, else a
+            new temporary directory.
+        config: a `RunConfig`.
+        params: a dict passed to model_fn and input_fn as `params`.
+        warm_start_from: a checkpoint path or directory whose trainable
+            variables initialise a model_dir that has no checkpoint yet.
+
+    Example:
+        >>> est = Estimator(model_fn, model_dir="/tmp/m")  # doctest: +SKIP
+        >>> est.train(input_fn, steps=100)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        model_fn: Callable[..., Any],
+        model_dir: str | os.PathLike[str] | None = None,
+        config: RunConfig | None = None,
+        params: dict[str, Any] | None = None,
+        warm_start_from: Any = None,
+    ) -> None:
+        self._model_fn_args = _fn_args.validate_model_fn(model_fn)
+        if config is None:
+            config = RunConfig()
+        elif not isinstance(config, RunConfig):
+            raise TypeError(
+                f"config must be a keras_estimator.RunConfig, got {type(config).__name__}."
+            )
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"params must be a dict or None, got {type(params).__name__}.")
+        if params and "params" not in self._model_fn_args:
+            raise ValueError(
+                f"params {sorted(params)} were given but model_fn does not take a "
+                "`params` argument. Add `params` to model_fn's parameters."
+            )
+        self._model_dir = _resolve_model_dir(model_dir, config)
+        self._config = config.replace(model_dir=self._model_dir)
+        self._model_fn = model_fn
+        self._params = dict(params or {})
+        self._warm_start_from = _warm_start_path(warm_start_from)
+        self._store = VariableStore()
+        self._model: ModelFnModel | None = None
+        self._synced_checkpoint: str | None = None
+        self._predict_function: Any = None
+
+    # ---- properties -----------------------------------------------------------
+    @property
+    def model_dir(self) -> str:
+        return self._model_dir
+
+    @property
+    def config(self) -> RunConfig:
+        return self._config
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self._params)
+
+    @property
+    def model_fn(self) -> Callable[..., Any]:
+        """The model_fn, called as `model_fn(features, labels, mode, config)`."""
+        def public_model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+            candidates = {
+                "features": features,
+                "labels": labels,
+                "mode": mode,
+                "params": self._params,
+                "config": config,
+            }
+            return self._model_fn(
+                **{k: v for k, v in candidates.items() if k in self._model_fn_args}
+            )
+
+        return public_model_fn
+
+    # ---- checkpoints ----------------------------------------------------------
+    def latest_checkpoint(self) -> str | None:
+        """The newest checkpoint prefix in model_dir, or None."""
+        return _checkpoint.latest(self._model_dir)
+
+    def get_variable_names(self) -> list[str]:
+        """Names of the variables in the latest checkpoint."""
+        return _checkpoint.variable_names(self._require_checkpoint())
+
+    def get_variable_value(self, name: str) -> np.ndarray:
+        """The value of variable `name` in the latest checkpoint."""
+        return _checkpoint.variable_value(self._require_checkpoint(), name)
+
+    def eval_dir(self, name: str | None = None) -> str:
+        """Where evaluate() writes summaries: `eval` or `eval_<name>`."""
+        return os.path.join(self._model_dir, "eval" if not name else f"eval_{name}")
+
+    def _require_checkpoint(self) -> str:
+        path = self.latest_checkpoint()
+        if path is None:
+            raise ValueError(
+                f"model_dir {self._model_dir!r} has no checkpoint yet. Train the "
+                "Estimator first, or point model_dir at a trained model."
+            )
+        return path
+
+    # ---- train ----------------------------------------------------------------
+    def train(
+        self,
+        input_fn: Callable[..., Any],
+        hooks: Sequence[Any] | None = None,
+        steps: int | None = None,
+        max_steps: int | None = None,
+        saving_listeners: Sequence[Any] | None = None,
+    ) -> Estimator:
+        """Trains for `steps` more steps, up to `max_steps`, or until input ends.
+
+        Args:
+            input_fn: returns a dataset of `(features, labels)`.
+            hooks: SessionRunHooks (not supported yet: must be empty).
+            steps: steps to add to the current global step.
+            max_steps: the global step to stop at; training is skipped if the
+                checkpoint is already there.
+            saving_listeners: checkpoint listeners (not supported yet).
+
+        Returns:
+            self, for chaining.
+        """
+        _check_steps(steps, max_steps)
+        _unsupported("hooks", hooks)
+        _unsupported("saving_listeners", saving_listeners)
+        self._ensure_writable()
+        model = self._get_model()
+        dataset = self._dataset(input_fn, ModeKeys.TRAIN)
+        if self.latest_checkpoint() is None:
+            self._seed()
+        model.build_mode(ModeKeys.TRAIN, dataset.element_spec)
+        self._sync(None, ModeKeys.TRAIN)
+        start = int(self._store.global_step().numpy())
+        if max_steps is not None and start >= max_steps:
+            logger.info("Skipping training since max_steps has already saved.")
+            return self
+        last_step = start + steps if steps is not None else max_steps
+        state = _loop.StepState(start)
+        config = self._config
+        callbacks: list[Any] = [
+            _loop.StopAtStep(state, last_step),
+            _loop.StepLogger(state, config.log_step_count_steps),
+            _loop.CheckpointSaver(
+                state,
+                self._save,
+                config.save_checkpoints_steps,
+                config.save_checkpoints_secs,
+            ),
+        ]
+        ran = _loop.run_training(model, dataset, state, callbacks)
+        if ran == 0:
+            logger.warning(
+                "Training with estimator made no steps. Perhaps input is empty or "
+                "misspecified."
+            )
+            warnings.warn(
+                "Training with estimator made no steps: input_fn's dataset was "
+                "empty. Check input_fn.",
+                stacklevel=2,
+            )
+        logger.info("Loss for final step: %s.", state.last_loss)
+        return self
+
+    def _save(self, global_step: int) -> None:
+        policy = _checkpoint.RetentionPolicy(
+            self._config.keep_checkpoint_max,
+            self._config.keep_checkpoint_every_n_hours,
+        )
+        path = _checkpoint.save(
+            self._store.saveable(), self._model_dir, global_step, policy
+        )
+        self._synced_checkpoint = path
+
+    # ---- evaluate -------------------------------------------------------------
+    def evaluate(
+        self,
+        input_fn: Callable[..., Any],
+        steps: int | None = None,
+        hooks: Sequence[Any] | None = None,
+        checkpoint_path: str | None = None,
+        name: str | None = None,
+    ) -> dict[str, Any]:
+        """Evaluates on `steps` batches (or until input ends).
+
+        Returns:
+            The eval metrics, `loss` (mean over batches) and `global_step`.
+        """
+        _check_steps(steps, None)
+        _unsupported("hooks", hooks)
+        model = self._get_model()
+        dataset = self._dataset(input_fn, ModeKeys.EVAL)
+        model.build_mode(ModeKeys.EVAL, dataset.element_spec)
+        self._sync(checkpoint_path, ModeKeys.EVAL)
+        self._store.reset_local_variables()
+        logs, ran = _loop.run_evaluation(model, dataset, steps)
+        if ran == 0:
+            warnings.warn(
+                "Evaluation made no steps: input_fn's dataset was empty.",
+                stacklevel=2,
+            )
+        results = {key: _to_python(value) for key, value in logs.items()}
+        results["global_step"] = int(self._store.global_step().numpy())
+        self._write_eval_summary(results, name)
+        return results
+
+    def _write_eval_summary(self, results: dict[str, Any], name: str | None) -> None:
+        writer = tf.summary.create_file_writer(self.eval_dir(name))
+        with writer.as_default():
+            for key, value in results.items():
+                if key != "global_step" and np.ndim(value) == 0:
+                    tf.summary.scalar(key, value, step=results["global_step"])
+        writer.close()
+
+    # ---- predict --------------------------------------------------------------
+    def predict(
+        self,
+        input_fn: Callable[..., Any],
+        predict_keys: str | Sequence[str] | None = None,
+        hooks: Sequence[Any] | None = None,
+        checkpoint_path: str | None = None,
+        yield_single_examples: bool = True,
+    ) -> Iterator[Any]:
+        """Yields predictions for each example (or each batch) of input_fn."""
+        _unsupported("hooks", hooks)
+        model = self._get_model()
+        dataset = self._dataset(input_fn, ModeKeys.PREDICT)
+        model.build_mode(ModeKeys.PREDICT, dataset.element_spec)
+        self._sync(checkpoint_path, ModeKeys.PREDICT)
+        if self._predict_function is None:
+            self._predict_function = model.make_predict_function()
+        predict_function = self._predict_function
+        keys = [predict_keys] if isinstance(predict_keys, str) else predict_keys
+        iterator = iter(dataset)
+        while True:
+            try:
+                outputs = predict_function(iterator)
+            except StopIteration:
+                return
+            outputs = _select_keys(outputs, keys)
+            if yield_single_examples:
+                yield from _split_examples(outputs)
+            else:
+                yield tf.nest.map_structure(lambda t: t.numpy(), outputs)
+
+    # ---- internals ------------------------------------------------------------
+    def _get_model(self) -> ModelFnModel:
+        if self._model is None:
+            model = ModelFnModel(
+                self._model_fn,
+                self._model_fn_args,
+                self._params,
+                self._config,
+                self._store,
+            )
+            model.compile(optimizer=None, jit_compile=False, steps_per_execution=1)
+            self._model = model
+        return self._model
+
+    def _dataset(self, input_fn: Callable[..., Any], mode: str) -> tf.data.Dataset:
+        return _inputs.make_dataset(input_fn, mode, self._params, self._config)
+
+    def _seed(self) -> None:
+        seed = self._config.tf_random_seed
+        if seed is not None:
+            keras.utils.set_random_seed(seed)
+
+    def _sync(self, checkpoint_path: str | None, mode: str) -> None:
+        """Loads the wanted checkpoint into the store unless already there."""
+        new_names = self._store.pop_new_names()
+        path = checkpoint_path or self.latest_checkpoint()
+        if path is None:
+            if mode != ModeKeys.TRAIN:
+                logger.info(
+                    "Could not find trained model in model_dir: %s, running "
+                    "initialization to %s.",
+                    self._model_dir,
+                    "predict" if mode == ModeKeys.PREDICT else "evaluate",
+                )
+            elif self._warm_start_from and new_names:
+                self._warm_start(new_names)
+            return
+        saveable = self._store.saveable()
+        if path != self._synced_checkpoint:
+            logger.info("Restoring parameters from %s", path)
+            _checkpoint.restore(saveable, path)
+        else:
+            fresh = {n: saveable[n] for n in new_names if n in saveable}
+            _checkpoint.restore(fresh, path)
+        self._synced_checkpoint = path
+
+    def _warm_start(self, names: list[str]) -> None:
+        source = self._warm_start_from
+        assert source is not None
+        path = tf.train.latest_checkpoint(source) if os.path.isdir(source) else source
+        if path is None:
+            raise ValueError(
+                f"warm_start_from={source!r} has no checkpoint to start from."
+            )
+        saveable = self._store.saveable()
+        trainable = {
+            n: saveable[n] for n in names if n in saveable and saveable[n].trainable
+        }
+        restored = _checkpoint.restore(trainable, path)
+        logger.info("Warm-started %d variables from %s.", len(restored), path)
+
+    def _ensure_writable(self) -> None:
+        try:
+            tf.io.gfile.makedirs(self._model_dir)
+            probe = os.path.join(self._model_dir, ".write_probe")
+            with tf.io.gfile.GFile(probe, "w") as handle:
+                handle.write("")
+            tf.io.gfile.remove(probe)
+        except (OSError, tf.errors.OpError) as error:
+            raise ValueError(
+                f"model_dir {self._model_dir!r} is not writable ({error}). Pass a "
+                "model_dir you can write to."
+            ) from None
+
+
+def _resolve_model_dir(
+    model_dir: str | os.PathLike[str] | None, config: RunConfig
+) -> str:
+    given = os.fspath(model_dir) if model_dir is not None else None
+    if given is not None and config.model_dir and given != config.model_dir:
+        raise ValueError(
+            f"model_dir={given!r} differs from RunConfig.model_dir="
+            f"{config.model_dir!r}. Set only one of them, or make them equal."
+        )
+    resolved = given or config.model_dir
+    if not resolved:
+        resolved = tempfile.mkdtemp()
+        logger.warning("Using temporary folder as model directory: %s", resolved)
+    return resolved
+
+
+def _warm_start_path(warm_start_from: Any) -> str | None:
+    if warm_start_from is None:
+        return None
+    if isinstance(warm_start_from, (str, os.PathLike)):
+        return os.fspath(warm_start_from)
+    raise TypeError(
+        f"warm_start_from must be a checkpoint path or directory, got "
+        f"{type(warm_start_from).__name__}."
+    )
+
+
+def _check_steps(steps: int | None, max_steps: int | None) -> None:
+    if steps is not None and max_steps is not None:
+        raise ValueError(
+            f"Can not provide both steps={steps} and max_steps={max_steps}: steps "
+            "adds to the current global step, max_steps is absolute. Pass one."
+        )
+    for name, value in (("steps", steps), ("max_steps", max_steps)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {value!r}.")
+        if value <= 0:
+            raise ValueError(f"Must specify {name} > 0, given: {value}.")
+
+
+def _unsupported(name: str, value: Any) -> None:
+    if value:
+        raise NotImplementedError(
+            f"`{name}` are not supported by this version of keras_estimator yet; "
+            f"got {value!r}. Remove them from the call."
+        )
+
+
+def _to_python(value: Any) -> Any:
+    array = np.asarray(value)
+    return array.item() if array.ndim == 0 else array
+
+
+def _select_keys(outputs: Any, keys: Sequence[str] | None) -> Any:
+    if keys is None:
+        return outputs
+    if not isinstance(outputs, dict):
+        raise ValueError(
+            f"predict_keys={list(keys)} given but model_fn's predictions are a "
+            "single tensor, not a dict. Drop predict_keys."
+        )
+    missing = [k for k in keys if k not in outputs]
+    if missing:
+        raise ValueError(
+            f"predict_keys {missing} are not among the predictions "
+            f"{sorted(outputs)}."
+        )
+    return {k: outputs[k] for k in keys}
+
+
+def _split_examples(outputs: Any) -> Iterator[Any]:
+    if not isinstance(outputs, dict):
+        yield from outputs.numpy()
+        return
+    arrays = {k: v.numpy() for k, v in outputs.items()}
+    sizes = {k: (v.shape[0] if v.ndim else None) for k, v in arrays.items()}
+    batch = set(sizes.values())
+    if len(batch) != 1 or None in batch:
+        raise ValueError(
+            f"Batch length of predictions should be the same for every key; got "
+            f"{sizes}. Return predictions with a leading batch dimension, or call "
+            "predict(..., yield_single_examples=False)."
+        )
+    for i in range(batch.pop()):
+        yield {k: v[i] for k, v in arrays.items()}

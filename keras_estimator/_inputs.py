@@ -1,0 +1,93 @@
+"""Turning what an input_fn returns into a `tf.data.Dataset` for the loop."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator import _fn_args
+
+
+def make_dataset(
+    input_fn: Callable[..., Any],
+    mode: str,
+    params: dict[str, Any],
+    config: Any,
+    input_context: tf.distribute.InputContext | None = None,
+) -> tf.data.Dataset:
+    """Calls `input_fn` and returns a dataset of `(features, labels)` or features.
+
+    input_fn may return a dataset whose elements are `(features, labels)` or
+    just features, or a `(features, labels)` tuple of tensors (which is then
+    repeated, as a TF1 input pipeline would keep feeding the same tensors).
+
+    Raises:
+        TypeError: input_fn is not callable or returns something else.
+        ValueError: labels are missing in TRAIN mode.
+    """
+    if not callable(input_fn):
+        raise TypeError(
+            f"input_fn must be callable, got {input_fn!r}. Pass a function "
+            "returning a tf.data.Dataset of (features, labels)."
+        )
+    candidates: dict[str, Any] = {"mode": mode, "params": params, "config": config}
+    if input_context is not None:
+        candidates["input_context"] = input_context
+    result = _fn_args.call_with_accepted(input_fn, candidates)
+    if isinstance(result, tf.data.Dataset):
+        dataset = result
+    elif isinstance(result, tuple) and len(result) == 2:
+        _check_features(result[0])
+        dataset = tf.data.Dataset.from_tensors(result).repeat()
+    elif _is_feature_structure(result):
+        dataset = tf.data.Dataset.from_tensors(result).repeat()
+    else:
+        raise TypeError(
+            f"input_fn returned {type(result).__name__} ({_short(result)}); "
+            "expected a tf.data.Dataset of (features, labels) or features, or a "
+            "(features, labels) tuple of tensors."
+        )
+    _check_element(dataset.element_spec, mode)
+    return dataset
+
+
+def split_element(element: Any) -> tuple[Any, Any]:
+    """Splits one dataset element into (features, labels-or-None)."""
+    if isinstance(element, tuple) and len(element) == 2:
+        return element[0], element[1]
+    return element, None
+
+
+def _check_element(spec: Any, mode: str) -> None:
+    features, labels = split_element(spec)
+    if isinstance(spec, tuple) and len(spec) not in (2,):
+        raise TypeError(
+            f"input_fn's dataset yields a tuple of {len(spec)} elements; expected "
+            "(features, labels) or features alone (a tensor or a dict)."
+        )
+    del labels, mode
+    _check_features(features)
+
+
+def _check_features(features: Any) -> None:
+    if not _is_feature_structure(features):
+        raise TypeError(
+            f"features must be a tensor or a dict of tensors, got "
+            f"{type(features).__name__} ({_short(features)})."
+        )
+
+
+def _is_feature_structure(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(isinstance(k, str) for k in value)
+    return isinstance(
+        value,
+        (tf.Tensor, tf.SparseTensor, tf.RaggedTensor, tf.TypeSpec, tf.Variable),
+    )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) < 120 else text[:117] + "..."

@@ -1,0 +1,206 @@
+"""The training and evaluation loop: Keras' `fit`/`evaluate` on a ModelFnModel.
+
+There is no loop of our own: `run_training` hands Keras' `fit` the dataset and
+a list of callbacks and sets the model's `step_plan`, which tells each compiled
+call how many steps it may fuse. A callback that needs to see the loop at some
+global step (to log, to save a checkpoint, to stop) says so through
+`steps_until_needed`; the plan is the minimum over all of them, so steps that
+nothing watches run inside one compiled call.
+
+Callbacks run in list order at each boundary; the built-in ones come in the
+order tf.estimator ran its default hooks: stop-at-step, logging, checkpointing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import keras
+
+logger = logging.getLogger("keras_estimator")
+
+# Longest run of steps fused into one call when no callback needs a step:
+# long enough to amortise dispatch, short enough that timers (seconds-based
+# checkpoints) are checked a few times a second on small models.
+MAX_FUSED_STEPS = 1000
+
+
+class LoopCallback(keras.callbacks.Callback):
+    """A Keras callback that also tells the loop when it next needs a step.
+
+    `global_step` is the step the loop has reached (steps completed).
+    """
+
+    def steps_until_needed(self, global_step: int) -> int | None:
+        """Steps that may run before this callback must see the loop; None: any."""
+        return None
+
+
+class StepState:
+    """The global step as the loop last saw it (read once per fused call)."""
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.value = start
+        self.last_loss: float | None = None
+
+
+class StopAtStep(LoopCallback):
+    """Stops training once the global step reaches `last_step`."""
+
+    def __init__(self, state: StepState, last_step: int | None) -> None:
+        super().__init__()
+        self._state = state
+        self._last_step = last_step
+
+    def steps_until_needed(self, global_step: int) -> int | None:
+        if self._last_step is None:
+            return None
+        return self._last_step - global_step
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        if self._last_step is not None and self._state.value >= self._last_step:
+            self.model.stop_training = True
+
+
+class StepLogger(LoopCallback):
+    """Logs `loss = ..., step = ...` and `global_step/sec` like tf.estimator.
+
+    Logs after the first step and then every `every_n_steps` steps.
+    """
+
+    def __init__(self, state: StepState, every_n_steps: int | None) -> None:
+        super().__init__()
+        self._state = state
+        self._every = every_n_steps
+        self._next: int | None = None
+        self._last_time = 0.0
+        self._last_step = 0
+
+    def steps_until_needed(self, global_step: int) -> int | None:
+        if not self._every or self._next is None:
+            return None
+        return max(self._next - global_step, 1)
+
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self._next = self._state.start + 1 if self._every else None
+        self._last_time = time.perf_counter()
+        self._last_step = self._state.start
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        step = self._state.value
+        if self._next is None or step < self._next or not self._every:
+            return
+        now = time.perf_counter()
+        elapsed = now - self._last_time
+        if step > self._state.start + 1 and elapsed > 0:
+            logger.info("global_step/sec: %g", (step - self._last_step) / elapsed)
+        logger.info(
+            "loss = %s, step = %d (%.3f sec)", (logs or {}).get("loss"), step, elapsed
+        )
+        self._last_time, self._last_step = now, step
+        self._next = step + self._every
+
+
+class CheckpointSaver(LoopCallback):
+    """Saves a checkpoint at the start, every N steps or seconds, and at the end."""
+
+    def __init__(
+        self,
+        state: StepState,
+        save: Callable[[int], None],
+        every_n_steps: int | None,
+        every_n_secs: float | None,
+    ) -> None:
+        super().__init__()
+        self._state = state
+        self._save = save
+        self._every_steps = every_n_steps
+        self._every_secs = every_n_secs
+        self._last_step = -1
+        self._last_time = 0.0
+
+    def steps_until_needed(self, global_step: int) -> int | None:
+        if not self._every_steps:
+            return None
+        return max(self._last_step + self._every_steps - global_step, 1)
+
+    def _save_now(self) -> None:
+        self._save(self._state.value)
+        self._last_step = self._state.value
+        self._last_time = time.monotonic()
+
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self._save_now()
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        step = self._state.value
+        due_steps = self._every_steps and step >= self._last_step + self._every_steps
+        due_secs = (
+            self._every_secs is not None
+            and time.monotonic() - self._last_time >= self._every_secs
+        )
+        if due_steps or due_secs:
+            self._save_now()
+
+    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+        if self._state.value != self._last_step:
+            self._save_now()
+
+
+def plan_steps(callbacks: Sequence[Any], global_step: int) -> int:
+    """How many steps the next compiled call may run."""
+    needs = [MAX_FUSED_STEPS]
+    for callback in callbacks:
+        need = getattr(callback, "steps_until_needed", None)
+        if need is not None:
+            steps = need(global_step)
+            if steps is not None:
+                needs.append(steps)
+    return max(min(needs), 0)
+
+
+def run_training(
+    model: Any, dataset: Any, state: StepState, callbacks: list[Any]
+) -> int:
+    """Trains with Keras' `fit` until a callback stops it or the input ends.
+
+    Returns:
+        The number of steps run.
+    """
+    def step_plan() -> int:
+        return plan_steps(callbacks, state.value)
+
+    def on_chunk(logs: dict[str, Any]) -> None:
+        state.value = int(logs["global_step"])
+        state.last_loss = float(logs["loss"])
+
+    model.step_plan = step_plan
+    model.after_chunk = on_chunk
+    try:
+        if step_plan() > 0:
+            model.fit(dataset, epochs=1, callbacks=callbacks, verbose=0)
+    finally:
+        model.step_plan = None
+        model.after_chunk = None
+    return state.value - state.start
+
+
+def run_evaluation(model: Any, dataset: Any, steps: int | None) -> tuple[dict[str, Any], int]:
+    """Evaluates with Keras' `evaluate`; returns the last logs and steps run."""
+    start = model.executed_steps
+
+    def step_plan() -> int:
+        done = model.executed_steps - start
+        remaining = MAX_FUSED_STEPS if steps is None else steps - done
+        return max(min(remaining, MAX_FUSED_STEPS), 0)
+
+    model.step_plan = step_plan
+    try:
+        logs = model.evaluate(dataset, verbose=0, return_dict=True)
+    finally:
+        model.step_plan = None
+    return logs, model.executed_steps - start

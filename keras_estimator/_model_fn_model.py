@@ -1,0 +1,332 @@
+"""A model_fn wrapped as a `keras.Model`: the unit Keras' trainer runs.
+
+`train_step`, `test_step` and `predict_step` each call the model_fn in the
+matching mode inside the variable store's scope, so Keras' `fit`, `evaluate`
+and `predict` drive a TF1-style model_fn. The model owns its train and test
+functions: each call runs a *variable* number of steps inside one compiled
+`tf.while_loop` (the count is a tensor argument, so changing it never
+retraces). The number comes from `step_plan`, which the loop sets from what its
+hooks and callbacks need; plain Keras use falls back to `steps_per_execution`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from keras_estimator import _inputs
+from keras_estimator._estimator_spec import EstimatorSpec
+from keras_estimator._mode_keys import ModeKeys
+from keras_estimator._variable_store import VariableStore
+
+LOSS_KEY = "loss"
+GLOBAL_STEP_KEY = "global_step"
+
+
+class ModelFnModel(keras.Model):
+    """Runs `model_fn(features, labels, mode, params, config)` as a Keras model.
+
+    Args:
+        model_fn: the user's model function.
+        model_fn_args: the parameter names `model_fn` accepts.
+        params: passed to model_fn as `params`.
+        config: passed to model_fn as `config` (a `RunConfig`).
+        store: the variable store shared by every mode.
+    """
+
+    def __init__(
+        self,
+        model_fn: Callable[..., Any],
+        model_fn_args: tuple[str, ...],
+        params: dict[str, Any],
+        config: Any,
+        store: VariableStore,
+    ) -> None:
+        super().__init__(name="model_fn_model")
+        # Held in a tuple so Keras' attribute tracking leaves them untouched.
+        self._call_info = (model_fn, model_fn_args, params, config)
+        self._store = store
+        self._built_modes: dict[str, Any] = {}
+        self._building = False
+        self._eval_loss = keras.metrics.Mean(name="loss")
+        self._logs_specs: dict[str, Any] = {}
+        self.executed_steps = 0
+        self.after_chunk: Callable[[dict[str, Any]], None] | None = None
+        self.step_plan: Callable[[], int] | None = None
+        self.built = True
+
+    # ---- calling the model_fn -----------------------------------------------
+    @property
+    def store(self) -> VariableStore:
+        return self._store
+
+    def call_model_fn(self, features: Any, labels: Any, mode: str) -> EstimatorSpec:
+        """Traces the model_fn once in `mode`; returns its validated spec."""
+        model_fn, accepted, params, config = self._call_info
+        candidates = {
+            "features": features,
+            "labels": labels,
+            "mode": mode,
+            "params": params,
+            "config": config,
+        }
+        if "labels" in accepted and labels is None and mode == ModeKeys.TRAIN:
+            raise ValueError(
+                "model_fn takes `labels` but input_fn gave none in TRAIN mode: its "
+                "dataset yields features only. Make input_fn return a dataset of "
+                "(features, labels) tuples."
+            )
+        with self._store.scope(allow_creation=self._building):
+            spec = model_fn(**{k: v for k, v in candidates.items() if k in accepted})
+        if not isinstance(spec, EstimatorSpec):
+            raise TypeError(
+                f"model_fn must return an EstimatorSpec, got {type(spec).__name__} "
+                f"({spec!r:.100}). Return keras_estimator.EstimatorSpec(mode=mode, "
+                "...)."
+            )
+        if spec.mode != mode:
+            raise ValueError(
+                f"model_fn was called in mode {mode!r} but returned an "
+                f"EstimatorSpec for mode {spec.mode!r}. Pass the `mode` argument "
+                "through to EstimatorSpec."
+            )
+        return spec
+
+    def build_mode(self, mode: str, element_spec: Any) -> None:
+        """Traces `mode`'s step once so its variables exist before any step.
+
+        Creating variables in this separate trace (rather than inside the
+        first compiled step) keeps every compiled function free of variable
+        creation, which retraces and distribution strategies require.
+        """
+        if self._built_modes.get(mode) == element_spec:
+            return
+        step = {
+            ModeKeys.TRAIN: self.train_step,
+            ModeKeys.EVAL: self.test_step,
+            ModeKeys.PREDICT: self.predict_step,
+        }[mode]
+        self._store.global_step()
+        self._building = True
+        try:
+            # wrap_function traces exactly once (tf.function may trace twice
+            # when variables are created) and runs nothing.
+            traced = tf.compat.v1.wrap_function(step, signature=[element_spec])
+        finally:
+            self._building = False
+        self._store.materialize()
+        self._built_modes[mode] = element_spec
+        self._logs_specs[mode] = tf.nest.map_structure(
+            lambda t: tf.TensorSpec(t.shape, t.dtype), traced.structured_outputs
+        )
+
+    # ---- Keras steps ---------------------------------------------------------
+    def train_step(self, data: Any) -> dict[str, tf.Tensor]:
+        features, labels = _inputs.split_element(data)
+        global_step = self._store.global_step()
+        step_before = global_step.read_value()
+        spec = self.call_model_fn(features, labels, ModeKeys.TRAIN)
+        with tf.control_dependencies(_as_dependencies(spec.train_op)):
+            step_after = global_step.read_value()
+        # A train_op that does not advance the global step (a Keras optimizer's
+        # apply_gradients, say) would never reach max_steps: advance it here.
+        step_after = tf.cond(
+            step_after > step_before,
+            lambda: step_after,
+            lambda: global_step.assign_add(1, read_value=True),
+        )
+        return {LOSS_KEY: _scalar(spec.loss), GLOBAL_STEP_KEY: step_after}
+
+    def test_step(self, data: Any) -> dict[str, tf.Tensor]:
+        features, labels = _inputs.split_element(data)
+        spec = self.call_model_fn(features, labels, ModeKeys.EVAL)
+        loss = _scalar(spec.loss)
+        self._eval_loss.update_state(loss)
+        logs: dict[str, tf.Tensor] = {}
+        for name, metric in (spec.eval_metric_ops or {}).items():
+            logs[name] = self._metric_value(name, metric)
+        logs[LOSS_KEY] = self._eval_loss.result()
+        return logs
+
+    def predict_step(self, data: Any) -> Any:
+        features, _ = _inputs.split_element(data)
+        spec = self.call_model_fn(features, None, ModeKeys.PREDICT)
+        return spec.predictions
+
+    def _metric_value(self, name: str, metric: Any) -> tf.Tensor:
+        """The metric's value after this step's update."""
+        if isinstance(metric, keras.metrics.Metric):
+            if self._building:
+                self._store.mark_local(metric.variables)
+            return metric.result()
+        value_op, update_op = metric
+        if isinstance(update_op, tf.Tensor) and update_op.shape == value_op.shape:
+            # TF1 metrics return the updated value from their update op.
+            return update_op
+        with tf.control_dependencies(_as_dependencies(update_op)):
+            return tf.identity(value_op)
+
+    # ---- compiled functions ------------------------------------------------
+    def make_train_function(self, force: bool = False) -> Any:
+        if self.train_function is not None and not force:
+            return self.train_function
+        self.train_function = self._make_fused_function(self.train_step, "train")
+        return self.train_function
+
+    def make_test_function(self, force: bool = False) -> Any:
+        if self.test_function is not None and not force:
+            return self.test_function
+        self.test_function = self._make_fused_function(self.test_step, "test")
+        return self.test_function
+
+    def make_predict_function(self, force: bool = False) -> Any:
+        if self.predict_function is not None and not force:
+            return self.predict_function
+        strategy = self.distribute_strategy
+
+        def one_batch(iterator: Any) -> Any:
+            element = iterator.get_next_as_optional()
+            spec = self._logs_specs[ModeKeys.PREDICT]
+
+            def predict() -> Any:
+                outputs = strategy.run(self.predict_step, args=(element.get_value(),))
+                outputs = tf.nest.map_structure(
+                    lambda v: _reduce_batch(strategy, v), outputs
+                )
+                return tf.experimental.Optional.from_value(outputs)
+
+            return tf.cond(
+                element.has_value(),
+                predict,
+                lambda: tf.experimental.Optional.empty(spec),
+            )
+
+        compiled = tf.function(one_batch, reduce_retracing=True, autograph=False)
+
+        def function(iterator: Any) -> Any:
+            if ModeKeys.PREDICT not in self._logs_specs:
+                self.build_mode(ModeKeys.PREDICT, iterator.element_spec)
+            outputs = compiled(iterator)
+            if not outputs.has_value():
+                raise StopIteration
+            return outputs.get_value()
+
+        self.predict_function = function
+        return function
+
+    def _planned_steps(self) -> int:
+        if self.step_plan is None:
+            return int(self.steps_per_execution)
+        return int(self.step_plan())
+
+    def _stop(self, kind: str) -> None:
+        if kind == "train":
+            self.stop_training = True
+        else:
+            self.stop_evaluating = True
+
+    def _make_fused_function(
+        self, step_fn: Callable[[Any], dict[str, tf.Tensor]], kind: str
+    ) -> Callable[[Any], dict[str, Any]]:
+        strategy = self.distribute_strategy
+        mode = ModeKeys.TRAIN if kind == "train" else ModeKeys.EVAL
+
+        def one_step(data: Any) -> dict[str, tf.Tensor]:
+            outputs = strategy.run(step_fn, args=(data,))
+            return {k: _reduce(strategy, v) for k, v in outputs.items()}
+
+        fused = _fused_runner(one_step, lambda: self._logs_specs[mode])
+        last_logs: dict[str, Any] = {}
+
+        def function(iterator: Any) -> dict[str, Any]:
+            nonlocal last_logs
+            if mode not in self._logs_specs:
+                self.build_mode(mode, iterator.element_spec)
+            planned = self._planned_steps()
+            if planned <= 0:
+                self._stop(kind)
+                return last_logs
+            steps_run, logs = fused(iterator, tf.constant(planned, tf.int32))
+            steps_run = int(steps_run)
+            self.executed_steps += steps_run
+            if steps_run == 0:
+                self._stop(kind)
+                return last_logs
+            last_logs = logs
+            if self.after_chunk is not None:
+                self.after_chunk(logs)
+            if steps_run < planned or self._planned_steps() <= 0:
+                self._stop(kind)
+            return logs
+
+        return function
+
+
+def _fused_runner(
+    one_step: Callable[[Any], dict[str, tf.Tensor]],
+    logs_spec: Callable[[], dict[str, tf.TensorSpec]],
+) -> Callable[[Any, tf.Tensor], tuple[tf.Tensor, dict[str, tf.Tensor]]]:
+    """A compiled function running up to `num_steps` steps from an iterator.
+
+    It stops early when the iterator is exhausted and returns how many steps
+    ran with the last step's outputs. The next element is only fetched when
+    another step will run, so no batch is lost between calls.
+    """
+
+    def run(iterator: Any, num_steps: tf.Tensor) -> Any:
+        initial_logs = tf.nest.map_structure(
+            lambda s: tf.zeros(s.shape, s.dtype), logs_spec()
+        )
+
+        def keep_going(count: tf.Tensor, logs: Any, element: Any) -> tf.Tensor:
+            return tf.logical_and(count < num_steps, element.has_value())
+
+        def step(count: tf.Tensor, logs: Any, element: Any) -> Any:
+            logs = one_step(element.get_value())
+            element = tf.cond(
+                count + 1 < num_steps,
+                iterator.get_next_as_optional,
+                lambda: element,
+            )
+            return count + 1, logs, element
+
+        count, logs, _ = tf.while_loop(
+            keep_going,
+            step,
+            (tf.constant(0), initial_logs, iterator.get_next_as_optional()),
+        )
+        return count, logs
+
+    return tf.function(run, reduce_retracing=True, autograph=False)
+
+
+def _as_dependencies(op: Any) -> list[Any]:
+    if op is None:
+        return []
+    if isinstance(op, tf.Variable) or hasattr(op, "value") and not isinstance(
+        op, (tf.Tensor, tf.Operation)
+    ):
+        return [tf.convert_to_tensor(op)]
+    return [op]
+
+
+def _scalar(loss: Any) -> tf.Tensor:
+    loss = tf.convert_to_tensor(loss)
+    return tf.reshape(tf.cast(loss, tf.float32), [])
+
+
+def _reduce_batch(strategy: tf.distribute.Strategy, value: Any) -> Any:
+    if strategy.num_replicas_in_sync == 1:
+        return strategy.experimental_local_results(value)[0]
+    return tf.concat(strategy.experimental_local_results(value), axis=0)
+
+
+def _reduce(strategy: tf.distribute.Strategy, value: Any) -> Any:
+    if strategy.num_replicas_in_sync == 1:
+        return strategy.experimental_local_results(value)[0]
+    if value.dtype.is_floating:
+        return strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None)
+    return strategy.experimental_local_results(value)[0]

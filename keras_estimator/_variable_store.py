@@ -1,0 +1,309 @@
+"""Variables of a model_fn, kept across traces, modes and calls.
+
+A model_fn creates its variables while it is traced (Keras layers built in
+it, `tf.compat.v1.get_variable`, v1 metrics and optimizer slots). TF1 built a
+new graph per call and restored weights from the checkpoint; here the model_fn
+is traced into TF2 functions, possibly several times, so the variables must
+outlive each trace. The store hands every trace the same variable for the same
+TF1 name:
+
+* a *building* trace may create variables; they are made eagerly, outside the
+  function being traced, so no `tf.function` ever owns (or re-creates) them;
+* later traces only look variables up by name;
+* names follow TF1 rules (name scope + name, `_1` suffixes for repeats within
+  one trace), which is what TF1 checkpoints are keyed by;
+* each trace's graph gets the TF1 collections v1 code reads
+  (`TRAINABLE_VARIABLES` for `minimize`, `GLOBAL_STEP`, `LOCAL_VARIABLES`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator import _keras_internals
+
+_GraphKeys = tf.compat.v1.GraphKeys
+_LOCAL_COLLECTIONS = frozenset(
+    {_GraphKeys.LOCAL_VARIABLES, _GraphKeys.METRIC_VARIABLES}
+)
+_VARIABLE_ARGS = (
+    "trainable",
+    "dtype",
+    "shape",
+    "constraint",
+    "synchronization",
+    "aggregation",
+)
+GLOBAL_STEP_NAME = "global_step"
+
+
+@dataclasses.dataclass
+class _Entry:
+    variable: tf.Variable
+    initial_value: Callable[[], Any]
+    is_local: bool
+    collections: tuple[str, ...]
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+class _TraceState:
+    """Names and collection entries already handed out in one trace."""
+
+    def __init__(self) -> None:
+        self.name_counts: dict[str, int] = {}
+        self.registered: set[int] = set()
+        self.used_names: list[str] = []
+
+    def unique(self, name: str) -> str:
+        count = self.name_counts.get(name, 0)
+        self.name_counts[name] = count + 1
+        return name if count == 0 else f"{name}_{count}"
+
+
+class VariableStore:
+    """Owns every variable the model_fn creates, keyed by its TF1 name."""
+
+    def __init__(self, strategy: tf.distribute.Strategy | None = None) -> None:
+        self._entries: dict[str, _Entry] = {}
+        self._strategy = strategy
+        self._creating = threading.local()
+        self._new_names: list[str] = []
+        self._pending: dict[str, _Entry] = {}
+
+    # ---- lookup -------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def get(self, name: str) -> tf.Variable | None:
+        entry = self._entries.get(name)
+        return entry.variable if entry else None
+
+    def saveable(self) -> dict[str, tf.Variable]:
+        """Variables a checkpoint holds: all but metric/local ones."""
+        return {n: e.variable for n, e in self._entries.items() if not e.is_local}
+
+    def pop_new_names(self) -> list[str]:
+        """Names created since the last call (so callers can restore them)."""
+        names, self._new_names = self._new_names, []
+        return names
+
+    def mark_local(self, variables: Any) -> None:
+        """Excludes the given variables (e.g. a Keras metric's) from checkpoints."""
+        ids = {id(_unwrap(v)) for v in variables}
+        for entry in [*self._entries.values(), *self._pending.values()]:
+            if id(entry.variable) in ids:
+                entry.is_local = True
+
+    def reset_local_variables(self) -> None:
+        """Re-initialises metric variables, as each TF1 evaluation graph did."""
+        for entry in self._entries.values():
+            if entry.is_local:
+                entry.variable.assign(entry.initial_value())
+
+    # ---- the global step ----------------------------------------------------
+    def global_step(self) -> tf.Variable:
+        """The int64 `global_step` variable, created on first use."""
+        entry = self._entries.get(GLOBAL_STEP_NAME)
+        if entry is None:
+            entry = self._create(
+                GLOBAL_STEP_NAME,
+                lambda: tf.zeros([], tf.int64),
+                {
+                    "trainable": False,
+                    "dtype": tf.int64,
+                    "aggregation": tf.VariableAggregation.ONLY_FIRST_REPLICA,
+                },
+                (_GraphKeys.GLOBAL_VARIABLES, _GraphKeys.GLOBAL_STEP),
+            )
+        return entry.variable
+
+    # ---- tracing ------------------------------------------------------------
+    @contextlib.contextmanager
+    def scope(self, allow_creation: bool) -> Iterator[_TraceState]:
+        """Routes variable creation in the enclosed trace through the store.
+
+        Args:
+            allow_creation: whether a name not yet in the store may be created
+                (true for the building trace of a mode, false afterwards).
+        """
+        trace = _TraceState()
+
+        def creator(next_creator: Callable[..., Any], **kwargs: Any) -> Any:
+            if getattr(self._creating, "active", False):
+                return next_creator(**kwargs)
+            return self._provide(next_creator, trace, allow_creation, kwargs)
+
+        # Names are taken from the root scope, as in a new TF1 graph, whatever
+        # loop or replica scope the step is traced in.
+        with (
+            tf.compat.v1.name_scope(None),
+            tf.variable_creator_scope(creator),
+            _keras_internals.fresh_layer_names(),
+        ):
+            self._register(trace, self._entries[GLOBAL_STEP_NAME])
+            yield trace
+
+    def _provide(
+        self,
+        next_creator: Callable[..., Any],
+        trace: _TraceState,
+        allow_creation: bool,
+        kwargs: dict[str, Any],
+    ) -> tf.Variable:
+        name = trace.unique(_qualified_name(kwargs.get("name")))
+        trace.used_names.append(name)
+        entry = self._entries.get(name) or self._pending.get(name)
+        if entry is None:
+            if not allow_creation:
+                raise ValueError(
+                    f"model_fn created a new variable {name!r} on a later call "
+                    "than the first one of its mode. Variables must be created "
+                    "the same way on every call: build layers inside model_fn "
+                    "unconditionally and give them stable names."
+                )
+            entry = self._template(next_creator, name, kwargs)
+        else:
+            _check_shape(name, entry.variable, kwargs)
+        self._register(trace, entry)
+        return entry.variable
+
+    def _template(
+        self, next_creator: Callable[..., Any], name: str, kwargs: dict[str, Any]
+    ) -> _Entry:
+        """A stand-in variable for the building trace; made real by `materialize`."""
+        collections = tuple(kwargs.get("collections") or ())
+        self._creating.active = True
+        try:
+            # Named as the real variable will be: v1 optimizers name slots
+            # after their variable's name.
+            with tf.compat.v1.name_scope(None):
+                stand_in = next_creator(**dict(kwargs, name=name))
+        finally:
+            self._creating.active = False
+        entry = _Entry(
+            stand_in,
+            _initial_value_fn(name, kwargs),
+            bool(_LOCAL_COLLECTIONS.intersection(collections)),
+            collections,
+            {k: kwargs.get(k) for k in _VARIABLE_ARGS},
+        )
+        self._pending[name] = entry
+        return entry
+
+    def materialize(self) -> None:
+        """Creates, outside any trace, the variables the building trace asked for."""
+        pending, self._pending = self._pending, {}
+        for name, entry in pending.items():
+            self._create(
+                name,
+                entry.initial_value,
+                entry.options,
+                entry.collections,
+                is_local=entry.is_local,
+            )
+
+    def _create(
+        self,
+        name: str,
+        initial_value: Callable[[], Any],
+        options: dict[str, Any],
+        collections: tuple[str, ...],
+        is_local: bool | None = None,
+    ) -> _Entry:
+        options = {k: v for k, v in options.items() if v is not None}
+        if options.get("synchronization") == tf.VariableSynchronization.AUTO:
+            options.pop("synchronization")
+        self._creating.active = True
+        try:
+            with contextlib.ExitStack() as stack:
+                stack.enter_context(tf.init_scope())
+                stack.enter_context(tf.compat.v1.name_scope(None))
+                if self._strategy is not None:
+                    stack.enter_context(self._strategy.scope())
+                variable = tf.Variable(initial_value, name=name, **options)
+        finally:
+            self._creating.active = False
+        if is_local is None:
+            is_local = bool(_LOCAL_COLLECTIONS.intersection(collections))
+        entry = _Entry(variable, initial_value, is_local, collections, options)
+        self._entries[name] = entry
+        self._new_names.append(name)
+        return entry
+
+    def _register(self, trace: _TraceState, entry: _Entry) -> None:
+        """Adds a variable to the current graph's TF1 collections, once."""
+        variable = entry.variable
+        if id(variable) in trace.registered:
+            return
+        trace.registered.add(id(variable))
+        graph = tf.compat.v1.get_default_graph()
+        collections = list(entry.collections)
+        if not collections:
+            collections = [
+                _GraphKeys.LOCAL_VARIABLES
+                if entry.is_local
+                else _GraphKeys.GLOBAL_VARIABLES
+            ]
+        if variable.trainable and _GraphKeys.TRAINABLE_VARIABLES not in collections:
+            collections.append(_GraphKeys.TRAINABLE_VARIABLES)
+        for key in collections:
+            if not any(v is variable for v in graph.get_collection(key)):
+                graph.add_to_collection(key, variable)
+
+
+def _unwrap(variable: Any) -> Any:
+    """The tf.Variable behind a Keras 3 variable (or the variable itself)."""
+    return getattr(variable, "value", variable) if not isinstance(
+        variable, tf.Variable
+    ) else variable
+
+
+def _qualified_name(name: str | None) -> str:
+    """The TF1 name a variable created here would get (without ':0')."""
+    base = (name or "Variable").split(":")[0].rstrip("/")
+    keras_path = _keras_internals.keras_scope_path()
+    if keras_path and "/" not in base:
+        return f"{keras_path}/{base}"
+    scope = tf.compat.v1.get_default_graph().get_name_scope()
+    if scope and not base.startswith(scope + "/"):
+        return f"{scope}/{base}"
+    return base
+
+
+def _initial_value_fn(name: str, kwargs: dict[str, Any]) -> Callable[[], Any]:
+    """A callable giving the variable's initial value outside the trace."""
+    initial_value = kwargs.get("initial_value")
+    if callable(initial_value):
+        return initial_value
+    if isinstance(initial_value, tf.Tensor) and not hasattr(initial_value, "numpy"):
+        constant = tf.get_static_value(initial_value)
+        if constant is None:
+            raise ValueError(
+                f"Variable {name!r} is initialised from a tensor computed inside "
+                f"model_fn ({initial_value!r}), which cannot be evaluated before "
+                "the first step. Pass an initializer (a callable or constant) "
+                "instead, e.g. `tf.compat.v1.get_variable(..., initializer="
+                "tf.zeros_initializer())`."
+            )
+        return lambda: constant
+    return lambda: initial_value
+
+
+def _check_shape(name: str, variable: tf.Variable, kwargs: dict[str, Any]) -> None:
+    shape = kwargs.get("shape")
+    if shape is None:
+        return
+    wanted = tf.TensorShape(shape)
+    if wanted.rank is not None and not wanted.is_compatible_with(variable.shape):
+        raise ValueError(
+            f"model_fn asks for variable {name!r} with shape {wanted}, but it "
+            f"already exists with shape {variable.shape}. Give differently "
+            "shaped variables different names."
+        )

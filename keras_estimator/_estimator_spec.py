@@ -28,25 +28,6 @@ import tensorflow as tf
 
 from keras_estimator._mode_keys import ALL_MODES, ModeKeys
 
-_FIELDS = (
-    "mode",
-    "predictions",
-    "loss",
-    "train_op",
-    "eval_metric_ops",
-    "export_outputs",
-    "training_chief_hooks",
-    "training_hooks",
-    "scaffold",
-    "evaluation_hooks",
-    "prediction_hooks",
-)
-_HOOK_FIELDS = (
-    "training_chief_hooks",
-    "training_hooks",
-    "evaluation_hooks",
-    "prediction_hooks",
-)
 _VARIABLE_TYPES = (tf.Variable, keras.Variable)
 _OP_LIKE_TYPES = (tf.Operation, tf.Tensor, *_VARIABLE_TYPES)
 _MAX_REPR = 120
@@ -241,7 +222,24 @@ def _validate_hooks(hooks: Any, field: str) -> tuple[Any, ...]:
     return hooks
 
 
-class EstimatorSpec(collections.namedtuple("EstimatorSpec", _FIELDS)):
+class EstimatorSpec(
+    collections.namedtuple(
+        "EstimatorSpec",
+        [
+            "mode",
+            "predictions",
+            "loss",
+            "train_op",
+            "eval_metric_ops",
+            "export_outputs",
+            "training_chief_hooks",
+            "training_hooks",
+            "scaffold",
+            "evaluation_hooks",
+            "prediction_hooks",
+        ],
+    )
+):
     """What a `model_fn` returns: the tensors and ops an `Estimator` runs.
 
     Which arguments are required depends on `mode`:

@@ -182,7 +182,7 @@ def run_training(
     model.after_chunk = on_chunk
     try:
         if step_plan() > 0:
-            model.fit(dataset, epochs=1, callbacks=callbacks, verbose=0)
+            model.fit(dataset, epochs=1, callbacks=callbacks, verbose=0, shuffle=False)
     finally:
         model.step_plan = None
         model.after_chunk = None

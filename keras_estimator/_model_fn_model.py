@@ -82,11 +82,13 @@ class ModelFnModel(keras.Model):
         with self._store.scope(allow_creation=self._building):
             spec = model_fn(**{k: v for k, v in candidates.items() if k in accepted})
         if not isinstance(spec, EstimatorSpec):
-            raise TypeError(
-                f"model_fn must return an EstimatorSpec, got {type(spec).__name__} "
-                f"({spec!r:.100}). Return keras_estimator.EstimatorSpec(mode=mode, "
-                "...)."
-            )
+            _raise_not_a_spec(spec)
+        if self._building:
+            # Keras metrics are evaluation state, not model state: keep them
+            # out of checkpoints, as TF1 metric variables were.
+            for metric in (spec.eval_metric_ops or {}).values():
+                if isinstance(metric, keras.metrics.Metric):
+                    self._store.mark_local(metric.variables)
         if spec.mode != mode:
             raise ValueError(
                 f"model_fn was called in mode {mode!r} but returned an "
@@ -159,8 +161,6 @@ class ModelFnModel(keras.Model):
     def _metric_value(self, name: str, metric: Any) -> tf.Tensor:
         """The metric's value after this step's update."""
         if isinstance(metric, keras.metrics.Metric):
-            if self._building:
-                self._store.mark_local(metric.variables)
             return metric.result()
         value_op, update_op = metric
         if isinstance(update_op, tf.Tensor) and update_op.shape == value_op.shape:
@@ -301,6 +301,14 @@ def _fused_runner(
         return count, logs
 
     return tf.function(run, reduce_retracing=True, autograph=False)
+
+
+def _raise_not_a_spec(spec: Any) -> None:
+    text = repr(spec)
+    raise TypeError(
+        f"model_fn must return an EstimatorSpec, got {type(spec).__name__} "
+        f"({text[:100]}). Return keras_estimator.EstimatorSpec(mode=mode, ...)."
+    )
 
 
 def _as_dependencies(op: Any) -> list[Any]:

@@ -756,6 +756,12 @@ class RunConfig:
         ```
     """
 
+    # Set through setattr from the validated settings; declared for type checkers.
+    _session_config: Any
+    _service: Any
+    _save_checkpoints_steps: Any
+    _save_checkpoints_secs: Any
+
     def __init__(
         self,
         model_dir=None,

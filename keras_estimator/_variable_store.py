@@ -26,7 +26,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator import _keras_internals
+from keras_estimator import _private_api
 
 _GraphKeys = tf.compat.v1.GraphKeys
 _LOCAL_COLLECTIONS = frozenset(
@@ -145,7 +145,8 @@ class VariableStore:
         with (
             tf.compat.v1.name_scope(None),
             tf.variable_creator_scope(creator),
-            _keras_internals.fresh_layer_names(),
+            _private_api.fresh_layer_names(),
+            _private_api.fresh_variable_scopes(),
         ):
             self._register(trace, self._entries[GLOBAL_STEP_NAME])
             yield trace
@@ -179,17 +180,20 @@ class VariableStore:
     ) -> _Entry:
         """A stand-in variable for the building trace; made real by `materialize`."""
         collections = tuple(kwargs.get("collections") or ())
+        initial_value = _initial_value_fn(name, kwargs)
         self._creating.active = True
         try:
             # Named as the real variable will be: v1 optimizers name slots
             # after their variable's name.
             with tf.compat.v1.name_scope(None):
-                stand_in = next_creator(**dict(kwargs, name=name))
+                stand_in = next_creator(
+                    **dict(kwargs, name=name, initial_value=initial_value)
+                )
         finally:
             self._creating.active = False
         entry = _Entry(
             stand_in,
-            _initial_value_fn(name, kwargs),
+            initial_value,
             bool(_LOCAL_COLLECTIONS.intersection(collections)),
             collections,
             {k: kwargs.get(k) for k in _VARIABLE_ARGS},
@@ -268,7 +272,7 @@ def _unwrap(variable: Any) -> Any:
 def _qualified_name(name: str | None) -> str:
     """The TF1 name a variable created here would get (without ':0')."""
     base = (name or "Variable").split(":")[0].rstrip("/")
-    keras_path = _keras_internals.keras_scope_path()
+    keras_path = _private_api.keras_scope_path()
     if keras_path and "/" not in base:
         return f"{keras_path}/{base}"
     scope = tf.compat.v1.get_default_graph().get_name_scope()

@@ -1,4 +1,11 @@
-"""The one place that touches private Keras state.
+"""The one place that touches private Keras and TensorFlow state.
+
+Checked on TensorFlow 2.21 and Keras 3.15.
+
+TF1's `variable_scope` likewise keeps its `default_name` counters (which
+give `dense`, `dense_1` to `tf.compat.v1.layers`-style code) in a graph
+collection that TF2 traces share; `fresh_variable_scopes` gives each trace
+its own, as each TF1 graph had.
 
 Checked on Keras 3.15. Keras names layers from a process-wide counter
 (`dense`, `dense_1`, ...). A model_fn is traced once per mode and again on
@@ -39,3 +46,25 @@ def keras_scope_path() -> str:
     scopes (which add `_1` suffixes of their own inside a graph).
     """
     return current_path()
+
+
+# Graph-collection keys where tf.compat.v1.variable_scope keeps its scope
+# counters and get_variable its name -> variable table.
+_VARIABLE_SCOPE_KEYS = (("__varscope",), ("__variable_store",))
+
+
+@contextlib.contextmanager
+def fresh_variable_scopes() -> Iterator[None]:
+    """Makes `variable_scope(default_name=...)` count from zero, then restores."""
+    import tensorflow as tf
+
+    saved = {}
+    for key in _VARIABLE_SCOPE_KEYS:
+        stores = tf.compat.v1.get_collection_ref(key)
+        saved[key] = list(stores)
+        del stores[:]
+    try:
+        yield
+    finally:
+        for key, content in saved.items():
+            tf.compat.v1.get_collection_ref(key)[:] = content

@@ -1,0 +1,30 @@
+"""Shared test setup: quiet TensorFlow, deterministic ops, hypothesis profiles.
+
+Profiles: `ci` (default, few examples) and `thorough` (select with
+`HYPOTHESIS_PROFILE=thorough`).
+"""
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import tensorflow as tf  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+tf.config.experimental.enable_op_determinism()
+tf.get_logger().setLevel("ERROR")
+
+settings.register_profile(
+    "ci",
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.register_profile(
+    "thorough",
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

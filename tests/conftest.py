@@ -13,6 +13,7 @@ import tensorflow as tf  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 tf.config.experimental.enable_op_determinism()
+tf.random.set_seed(0)  # deterministic ops need a seed for unseeded initializers
 tf.get_logger().setLevel("ERROR")
 
 settings.register_profile(

@@ -6,6 +6,8 @@ against it), since TF1 checkpoints are keyed by them.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -173,7 +175,9 @@ def test_dense_matches_numpy(graph):
     linear_value, relu_value = _run([linear, relu], assign=assign)
     expected = x_value @ kernel + bias
     np.testing.assert_allclose(linear_value, expected, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(relu_value, np.maximum(expected, 0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        relu_value, np.maximum(expected, 0), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_dense_initializers_and_higher_rank_inputs(graph):
@@ -258,7 +262,10 @@ def test_conv2d_channels_first_matches_channels_last(graph):
         padding="same",
         data_format="channels_first",
     )
-    assign = {_variable("conv2d/kernel:0"): kernel, _variable("conv2d_1/kernel:0"): kernel}
+    assign = {
+        _variable("conv2d/kernel:0"): kernel,
+        _variable("conv2d_1/kernel:0"): kernel,
+    }
     last_value, first_value = _run([last, first], assign=assign)
     np.testing.assert_allclose(first_value, last_value.transpose(0, 3, 1, 2), atol=1e-5)
 
@@ -288,7 +295,10 @@ def test_pooling_shapes_and_values(graph):
         "avg": layers.average_pooling2d(image, 2, 2),
         "same": layers.max_pooling2d(image, 3, 2, padding="same"),
         "first": layers.max_pooling2d(
-            tf.constant(values.transpose(0, 3, 1, 2)), 2, 2, data_format="channels_first"
+            tf.constant(values.transpose(0, 3, 1, 2)),
+            2,
+            2,
+            data_format="channels_first",
         ),
         "max1d": layers.max_pooling1d(image[:, 0], 2, 2),
         "avg1d": layers.average_pooling1d(image[:, 0], 3, 1, padding="same"),
@@ -354,7 +364,9 @@ def test_batch_normalization_training_normalizes_and_updates(graph):
         np.float32
     )
     momentum = 0.9
-    out = layers.batch_normalization(tf.constant(values), momentum=momentum, training=True)
+    out = layers.batch_normalization(
+        tf.constant(values), momentum=momentum, training=True
+    )
     update_ops = tf.compat.v1.get_collection(GraphKeys.UPDATE_OPS)
     moving_mean = _variable("batch_normalization/moving_mean:0")
     moving_variance = _variable("batch_normalization/moving_variance:0")
@@ -412,13 +424,17 @@ def test_batch_normalization_channels_first_axis(graph):
 
 
 # ---- tracing -----------------------------------------------------------------
+def _l2(weights):
+    return 0.5 * tf.reduce_sum(tf.square(weights))
+
+
 def _model_fn(features):
     net = layers.conv2d(features, 4, 3, padding="same", activation=tf.nn.relu)
     net = layers.batch_normalization(net, training=True)
     net = layers.max_pooling2d(net, 2, 2)
     net = layers.flatten(net)
     net = layers.dropout(net, 0.5, training=True)
-    net = layers.dense(net, 8)
+    net = layers.dense(net, 8, kernel_regularizer=_l2)
     return layers.dense(net, 2, name="logits")
 
 
@@ -436,46 +452,59 @@ _MODEL_VARIABLES = [
 ]
 
 
+@contextlib.contextmanager
+def _fresh_variable_scopes():
+    """Gives a trace its own TF1 variable-scope counters, as the estimator does.
+
+    TF2 traces share the collections where `variable_scope` counts default
+    names and `get_variable` keeps its table with the outer graph, so without
+    this a second trace would name its layers `dense_1`, `dense_2`, ...
+    """
+    saved = {}
+    for key in (("__varscope",), ("__variable_store",)):
+        stores = tf.compat.v1.get_collection_ref(key)
+        saved[key] = list(stores)
+        del stores[:]
+    try:
+        yield
+    finally:
+        for key, content in saved.items():
+            tf.compat.v1.get_collection_ref(key)[:] = content
+
+
 def test_names_inside_tf_function_traces():
-    """Each trace asks for the same TF1 names, as the estimator relies on."""
+    """Each trace asks for the same TF1 names and collects the same losses."""
     tf.random.set_seed(0)
     variables = {}
-    requested = []
-    creating = []
+    traces = []
 
     def creator(next_creator, **kwargs):
-        if creating:  # the tf.Variable made below
-            return next_creator(**kwargs)
         name = kwargs["name"]
-        requested[-1].append(name)
-        if name not in variables:
-            creating.append(name)
-            try:
-                with tf.init_scope():
-                    variables[name] = tf.Variable(
-                        kwargs["initial_value"],
-                        name=name,
-                        trainable=kwargs.get("trainable"),
-                        dtype=kwargs.get("dtype"),
-                    )
-            finally:
-                creating.pop()
+        traces[-1]["names"].append(name)
+        if name not in variables:  # created on the first trace only
+            variables[name] = next_creator(**kwargs)
         return variables[name]
 
     @tf.function
     def step(features):
-        requested.append([])
-        with tf.variable_creator_scope(creator):
+        traces.append({"names": []})
+        with _fresh_variable_scopes(), tf.variable_creator_scope(creator):
             logits = _model_fn(features)
-        update_ops = tf.compat.v1.get_collection(GraphKeys.UPDATE_OPS)
-        assert len(update_ops) == 2
-        with tf.control_dependencies(update_ops):
+        traces[-1]["update_ops"] = tf.compat.v1.get_collection(GraphKeys.UPDATE_OPS)
+        traces[-1]["losses"] = [
+            loss.name
+            for loss in tf.compat.v1.get_collection(GraphKeys.REGULARIZATION_LOSSES)
+        ]
+        with tf.control_dependencies(traces[-1]["update_ops"]):
             return tf.identity(logits)
 
     assert step(tf.ones([2, 8, 8, 3])).shape == (2, 2)
-    assert step(tf.ones([3, 8, 8, 3])).shape == (3, 2)  # a second trace
-    assert len(requested) == 2
-    assert requested[0] == requested[1] == _MODEL_VARIABLES
+    assert step(tf.ones([3, 8, 8, 3])).shape == (3, 2)  # a retrace
+    assert len(traces) >= 2
+    for trace in traces:
+        assert trace["names"] == _MODEL_VARIABLES
+        assert len(trace["update_ops"]) == 2
+        assert trace["losses"] == ["dense/kernel/Regularizer/mul:0"]
     assert [v.name for v in variables.values()] == [n + ":0" for n in _MODEL_VARIABLES]
     moving_mean = variables["batch_normalization/moving_mean"].numpy()
     assert np.any(moving_mean != 0)  # the update ops ran

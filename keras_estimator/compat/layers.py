@@ -59,6 +59,9 @@ __all__ = [
 ]
 
 _GraphKeys = tf.compat.v1.GraphKeys
+# Names of the variables this module has handed out in the current function
+# trace (a per-trace collection; strings, so a MetaGraph can hold them).
+_SEEN_IN_TRACE_COLLECTION = "keras_estimator_compat_layers_variables"
 _FUSED_MIN_EPSILON = 1.001e-5
 _ZEROS = tf.compat.v1.zeros_initializer()
 _ONES = tf.compat.v1.ones_initializer()
@@ -122,7 +125,7 @@ def _int_tuple(value: Any, n: int, argument: str) -> tuple[int, ...]:
 
 
 def _check_padding(padding: Any, allowed: Sequence[str] = ("valid", "same")) -> str:
-    normalized = padding.lower() if isinstance(padding, str) else None
+    normalized = padding.lower() if isinstance(padding, str) else ""
     if normalized not in allowed:
         choices = " or ".join(repr(p) for p in allowed)
         raise ValueError(
@@ -194,8 +197,9 @@ def _add_variable(
 ) -> tf.Variable:
     """Gets or creates `name` in the current variable scope, as TF1 layers did."""
     regularizer = _keras_object(keras.regularizers.get, regularizer)
-    existing = set()
-    if regularizer is not None:
+    graph = tf.compat.v1.get_default_graph()
+    existing: set[int] = set()
+    if regularizer is not None and not graph.building_function:
         existing = {id(v) for v in tf.compat.v1.global_variables()}
     variable = tf.compat.v1.get_variable(
         name,
@@ -206,9 +210,19 @@ def _add_variable(
         constraint=_keras_object(keras.constraints.get, constraint),
         **kwargs,
     )
-    # As in TF1, only a variable new to this graph adds its regularization
-    # loss; a reused one already did.
-    if regularizer is not None and id(variable) not in existing:
+    # As in TF1, a variable adds its regularization loss when it is created,
+    # not when it is reused. A TF2 trace shares GLOBAL_VARIABLES with the
+    # outer graph (so variables from an earlier trace are already there) but
+    # has its own copy of other collections: there, "created" means first
+    # obtained through this module in this trace.
+    if graph.building_function:
+        seen = tf.compat.v1.get_collection_ref(_SEEN_IN_TRACE_COLLECTION)
+        is_new = variable.name not in seen
+        if is_new:
+            seen.append(variable.name)
+    else:
+        is_new = id(variable) not in existing
+    if regularizer is not None and is_new:
         with tf.name_scope(f"{name}/Regularizer"):
             loss = regularizer(variable)
         if loss is not None:
@@ -831,7 +845,7 @@ def dropout(
         RuntimeError: if called eagerly.
     """
     _require_graph("dropout")
-    if isinstance(rate, numbers.Real) and not 0 <= rate < 1:
+    if isinstance(rate, numbers.Real) and not 0 <= float(rate) < 1:
         raise ValueError(f"`rate` must be in [0, 1), received rate={rate!r}.")
     with _layer_scope(name, "dropout", None):
         x = tf.convert_to_tensor(inputs)

@@ -1,0 +1,460 @@
+"""Core speed comparison: keras_estimator vs tf.estimator 2.15, Keras fit, fused loop.
+
+One invocation measures the same work four ways and prints them side by side:
+
+1. ``keras_estimator``: ``keras_estimator.Estimator`` with the default
+   ``RunConfig`` and a TF1-style model_fn (``keras_estimator.compat.layers.dense``,
+   ``tf.compat.v1.train.AdamOptimizer``), exactly the reference's model_fn with
+   ``tf.compat.v1.layers`` swapped for ``keras_estimator.compat.layers``;
+2. plain Keras 3 ``fit`` on the same MLP (``steps_per_execution=1``);
+3. the "fused limit": the same Keras model and Adam optimizer, all N steps in
+   ONE ``tf.function`` (``for _ in tf.range(n)`` over a dataset iterator) -- a
+   bound on what any per-step framework can reach for this model on this host;
+4. the original ``tf.estimator`` 2.15, run in its own interpreter through
+   ``benchmarks/_tf215_reference.py`` (see ``benchmarks/_ref_venv.py``).
+
+Workload (shared with ``_tf215_reference.make_workload_data``): 4096 x 4 float32
+standard-normal features, labels ``argmax(x @ w)`` over 3 classes, MLP
+4-64-64-3, batch 32, Adam 1e-3,
+``Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(32)``.
+
+Train numbers are N / wall seconds of one timed call after a 200-step warm-up
+(for the two Estimators: one ``train(steps=N)`` end to end, checkpoint saves and
+graph set-up included). Predict: one untimed call, then the mean of K calls of
+``next(est.predict(single_example_input_fn))``, each with a fresh generator.
+
+The reference runs first, then our side, never both at once::
+
+    python benchmarks/bench_core.py [--train-steps 5000] [--predict-calls 100]
+        [--skip-reference]
+
+Progress goes to stderr; stdout gets the table, the ratios and, as its last
+line, one JSON object with every number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+_HERE = Path(__file__).resolve().parent
+if str(_HERE) not in sys.path:
+    sys.path.insert(0, str(_HERE))
+
+from _ref_venv import ensure_reference_python  # noqa: E402
+from _tf215_reference import (  # noqa: E402
+    BATCH_SIZE,
+    HIDDEN_UNITS,
+    LEARNING_RATE,
+    N_CLASSES,
+    WARMUP_STEPS,
+    make_workload_data,
+)
+
+REFERENCE_SCRIPT = _HERE / "_tf215_reference.py"
+FUSED_WARMUP_STEPS = 10
+
+
+def _log(message: str) -> None:
+    print(f"[bench_core] {message}", file=sys.stderr, flush=True)
+
+
+# ---- tf.estimator 2.15 (subprocess) -----------------------------------------
+def run_reference(train_steps: int, predict_calls: int) -> dict[str, Any]:
+    """Runs ``_tf215_reference.py`` under the reference interpreter; returns its JSON."""
+    python = ensure_reference_python()
+    cmd = [
+        python,
+        str(REFERENCE_SCRIPT),
+        "--train-steps",
+        str(train_steps),
+        "--predict-calls",
+        str(predict_calls),
+    ]
+    _log("running tf.estimator 2.15 reference: " + " ".join(cmd))
+    env = dict(os.environ)
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        cmd, stdout=subprocess.PIPE, stderr=sys.stderr, text=True, env=env, check=False
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"reference benchmark failed (exit status {proc.returncode}): {' '.join(cmd)}"
+        )
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    if not lines:
+        raise RuntimeError("reference benchmark printed no JSON line")
+    result = json.loads(lines[-1])
+    result["subprocess_wall_s"] = time.perf_counter() - t0
+    return result
+
+
+# ---- our side -----------------------------------------------------------------
+class _StepRateCapture(logging.Handler):
+    """Collects the ``global_step/sec: X`` values keras_estimator logs at INFO."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.INFO)
+        self.values: list[float] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.msg == "global_step/sec: %g" and record.args:
+            self.values.append(float(record.args[0]))  # type: ignore[index]
+
+
+def _datasets(tf: Any) -> tuple[Any, Any]:
+    x, y = make_workload_data()
+
+    def train_input_fn():
+        return (
+            tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(BATCH_SIZE)
+        )
+
+    def single_example_input_fn():
+        return tf.data.Dataset.from_tensor_slices({"x": x[:1]}).batch(1)
+
+    return train_input_fn, single_example_input_fn
+
+
+def bench_keras_estimator(train_steps: int, predict_calls: int) -> dict[str, Any]:
+    """keras_estimator.Estimator with a TF1 model_fn, default RunConfig."""
+    import tensorflow as tf
+
+    import keras_estimator
+
+    def model_fn(features, labels, mode):
+        net = features["x"]
+        for units in HIDDEN_UNITS:
+            net = keras_estimator.compat.layers.dense(net, units, activation=tf.nn.relu)
+        logits = keras_estimator.compat.layers.dense(net, N_CLASSES)
+        if mode == keras_estimator.ModeKeys.PREDICT:
+            return keras_estimator.EstimatorSpec(
+                mode, predictions={"logits": logits, "class_ids": tf.argmax(logits, 1)}
+            )
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        train_op = tf.compat.v1.train.AdamOptimizer(LEARNING_RATE).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step()
+        )
+        return keras_estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    train_input_fn, single_example_input_fn = _datasets(tf)
+    result: dict[str, Any] = {}
+
+    ke_logger = logging.getLogger("keras_estimator")
+    capture = _StepRateCapture()
+    old_level, old_propagate = ke_logger.level, ke_logger.propagate
+
+    with tempfile.TemporaryDirectory(prefix="ke_bench_") as model_dir:
+        est = keras_estimator.Estimator(
+            model_fn, model_dir=model_dir, config=keras_estimator.RunConfig()
+        )
+        t0 = time.perf_counter()
+        est.train(train_input_fn, steps=WARMUP_STEPS)
+        result["warmup_train_s"] = time.perf_counter() - t0
+        _log(
+            f"keras_estimator warm-up train({WARMUP_STEPS}): {result['warmup_train_s']:.2f}s"
+        )
+
+        step_before = int(est.get_variable_value("global_step"))
+        ke_logger.addHandler(capture)
+        ke_logger.setLevel(logging.INFO)
+        ke_logger.propagate = False
+        try:
+            t0 = time.perf_counter()
+            est.train(train_input_fn, steps=train_steps)
+            elapsed = time.perf_counter() - t0
+        finally:
+            ke_logger.removeHandler(capture)
+            ke_logger.setLevel(old_level)
+            ke_logger.propagate = old_propagate
+        step_after = int(est.get_variable_value("global_step"))
+        if step_after - step_before != train_steps:
+            raise RuntimeError(
+                f"keras_estimator timed train ran {step_after - step_before} steps, "
+                f"expected {train_steps}"
+            )
+        result["train_s"] = elapsed
+        result["train_steps_per_sec"] = train_steps / elapsed
+        result["train_steps_per_sec_steady"] = (
+            statistics.median(capture.values) if capture.values else None
+        )
+        result["steady_samples"] = len(capture.values)
+        result["n_checkpoints"] = len(
+            [p for p in os.listdir(model_dir) if p.endswith(".index")]
+        )
+        _log(
+            f"keras_estimator train({train_steps}): {elapsed:.2f}s "
+            f"({result['train_steps_per_sec']:.0f} steps/s)"
+        )
+
+        t0 = time.perf_counter()
+        first = next(est.predict(single_example_input_fn))
+        result["predict_first_call_ms"] = (time.perf_counter() - t0) * 1e3
+        if tuple(first["logits"].shape) != (N_CLASSES,):
+            raise RuntimeError(f"unexpected prediction {first}")
+        times_ms = []
+        for _ in range(predict_calls):
+            t0 = time.perf_counter()
+            next(est.predict(single_example_input_fn))
+            times_ms.append((time.perf_counter() - t0) * 1e3)
+        result["predict_call_ms"] = statistics.fmean(times_ms)
+        result["predict_call_ms_median"] = statistics.median(times_ms)
+        _log(f"keras_estimator predict: {result['predict_call_ms']:.2f} ms/call")
+    return result
+
+
+def _keras_model(keras: Any) -> Any:
+    """The 4-64-64-3 MLP as a keras.Sequential, wrapped to take ``{"x": ...}``.
+
+    Sequential models cannot take dict inputs, so the Sequential MLP is called
+    on the ``x`` entry of a one-input functional model: same layers and
+    weights, and the dataset stays identical to the Estimators'.
+    """
+    mlp = keras.Sequential(
+        [
+            keras.layers.Dense(HIDDEN_UNITS[0], activation="relu"),
+            keras.layers.Dense(HIDDEN_UNITS[1], activation="relu"),
+            keras.layers.Dense(N_CLASSES),
+        ]
+    )
+    inputs = {"x": keras.Input(shape=(4,), name="x")}
+    return keras.Model(inputs, mlp(inputs["x"]))
+
+
+def bench_keras_fit(train_steps: int) -> dict[str, Any]:
+    """Plain Keras 3 fit, steps_per_execution=1."""
+    import keras
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(0)
+    train_input_fn, _ = _datasets(tf)
+    dataset = train_input_fn()
+    model = _keras_model(keras)
+    model.compile(
+        optimizer=keras.optimizers.Adam(LEARNING_RATE),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    result: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    model.fit(dataset, steps_per_epoch=WARMUP_STEPS, epochs=1, verbose=0, shuffle=False)
+    result["warmup_train_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    history = model.fit(
+        dataset, steps_per_epoch=train_steps, epochs=1, verbose=0, shuffle=False
+    )
+    elapsed = time.perf_counter() - t0
+    result["train_s"] = elapsed
+    result["train_steps_per_sec"] = train_steps / elapsed
+    result["final_loss"] = float(history.history["loss"][-1])
+    _log(
+        f"keras fit({train_steps}): {elapsed:.2f}s "
+        f"({result['train_steps_per_sec']:.0f} steps/s)"
+    )
+    return result
+
+
+def bench_fused(train_steps: int) -> dict[str, Any]:
+    """All N steps in one tf.function: GradientTape + optimizer.apply in tf.range."""
+    import keras
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(0)
+    train_input_fn, _ = _datasets(tf)
+    model = _keras_model(keras)
+    optimizer = keras.optimizers.Adam(LEARNING_RATE)
+    optimizer.build(model.trainable_variables)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    iterator = iter(train_input_fn())
+
+    @tf.function
+    def train_n(n):
+        loss = tf.constant(0.0)
+        for _ in tf.range(n):
+            features, labels = next(iterator)
+            with tf.GradientTape() as tape:
+                logits = model(features, training=True)
+                loss = loss_fn(labels, logits)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply(grads, model.trainable_variables)
+        return loss
+
+    result: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    train_n(tf.constant(FUSED_WARMUP_STEPS)).numpy()
+    result["warmup_train_s"] = time.perf_counter() - t0
+    iterations_before = int(optimizer.iterations.numpy())
+    t0 = time.perf_counter()
+    final_loss = float(train_n(tf.constant(train_steps)).numpy())
+    elapsed = time.perf_counter() - t0
+    ran = int(optimizer.iterations.numpy()) - iterations_before
+    if ran != train_steps:
+        raise RuntimeError(f"fused loop ran {ran} steps, expected {train_steps}")
+    result["train_s"] = elapsed
+    result["train_steps_per_sec"] = train_steps / elapsed
+    result["final_loss"] = final_loss
+    _log(
+        f"fused tf.function({train_steps}): {elapsed:.2f}s "
+        f"({result['train_steps_per_sec']:.0f} steps/s)"
+    )
+    return result
+
+
+# ---- report -------------------------------------------------------------------
+def _fmt(value: Any, spec: str) -> str:
+    if value is None:
+        width = spec.split(".")[0]
+        return format("-", f">{width}") if width else "-"
+    return format(value, spec)
+
+
+def _ratio(a: Any, b: Any) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def _print_report(results: dict[str, Any]) -> dict[str, Any]:
+    ours = results["keras_estimator"]
+    fit = results["keras_fit"]
+    fused = results["fused_limit"]
+    ref = results.get("tf_estimator_2_15")
+    ref = ref or {}
+
+    rows = [
+        (
+            "tf.estimator 2.15",
+            ref.get("train_steps_per_sec"),
+            ref.get("train_steps_per_sec_steady"),
+            ref.get("predict_call_ms"),
+            ref.get("predict_first_call_ms"),
+        ),
+        (
+            "keras_estimator",
+            ours["train_steps_per_sec"],
+            ours["train_steps_per_sec_steady"],
+            ours["predict_call_ms"],
+            ours["predict_first_call_ms"],
+        ),
+        ("Keras fit (spe=1)", fit["train_steps_per_sec"], None, None, None),
+        ("fused tf.function", fused["train_steps_per_sec"], None, None, None),
+    ]
+    header = (
+        f"{'implementation':<20} {'train steps/s':>14} {'steady steps/s':>15} "
+        f"{'predict ms/call':>16} {'1st predict ms':>15}"
+    )
+    print()
+    print(
+        f"Workload: MLP 4-64-64-3, batch {BATCH_SIZE}, Adam {LEARNING_RATE}; "
+        f"timed train steps {results['train_steps']}, "
+        f"predict calls {results['predict_calls']}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, train, steady, pred, first in rows:
+        if name == "tf.estimator 2.15" and not ref:
+            print(f"{name:<20} {'(skipped)':>14}")
+            continue
+        print(
+            f"{name:<20} {_fmt(train, '14.1f')} {_fmt(steady, '15.1f')} "
+            f"{_fmt(pred, '16.2f')} {_fmt(first, '15.1f')}"
+        )
+
+    ratios = {
+        "ours_vs_ref_train": _ratio(
+            ours["train_steps_per_sec"], ref.get("train_steps_per_sec")
+        ),
+        "ours_vs_ref_steady_train": _ratio(
+            ours["train_steps_per_sec"], ref.get("train_steps_per_sec_steady")
+        ),
+        "ours_steady_vs_ref_steady_train": _ratio(
+            ours["train_steps_per_sec_steady"], ref.get("train_steps_per_sec_steady")
+        ),
+        "ours_vs_keras_fit_train": _ratio(
+            ours["train_steps_per_sec"], fit["train_steps_per_sec"]
+        ),
+        "ours_vs_fused_limit_train": _ratio(
+            ours["train_steps_per_sec"], fused["train_steps_per_sec"]
+        ),
+        "predict_speedup_vs_ref": _ratio(
+            ref.get("predict_call_ms"), ours["predict_call_ms"]
+        ),
+    }
+    labels = {
+        "ours_vs_ref_train": "keras_estimator / tf.estimator 2.15 train (end to end)",
+        "ours_vs_ref_steady_train": "keras_estimator / tf.estimator 2.15 steady train",
+        "ours_steady_vs_ref_steady_train": "keras_estimator steady / tf.estimator 2.15 steady",
+        "ours_vs_keras_fit_train": "keras_estimator / Keras fit train",
+        "ours_vs_fused_limit_train": "keras_estimator / fused limit train",
+        "predict_speedup_vs_ref": "predict speedup (ref ms / ours ms)",
+    }
+    print()
+    for key, label in labels.items():
+        print(f"{label:<52} {_fmt(ratios[key], '8.2f')}x")
+    print()
+    return ratios
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--train-steps", type=int, default=5000)
+    parser.add_argument("--predict-calls", type=int, default=100)
+    parser.add_argument(
+        "--skip-reference",
+        action="store_true",
+        help="do not run tf.estimator 2.15 (no reference venv needed)",
+    )
+    args = parser.parse_args(argv)
+    if args.train_steps <= 0 or args.predict_calls <= 0:
+        parser.error("--train-steps and --predict-calls must be positive")
+
+    results: dict[str, Any] = {
+        "train_steps": args.train_steps,
+        "predict_calls": args.predict_calls,
+        "warmup_steps": WARMUP_STEPS,
+        "cpu_count": os.cpu_count(),
+        "python_version": platform.python_version(),
+    }
+    # Reference first, while this process has not imported TensorFlow yet.
+    results["tf_estimator_2_15"] = (
+        None
+        if args.skip_reference
+        else run_reference(args.train_steps, args.predict_calls)
+    )
+
+    import keras
+    import tensorflow as tf
+
+    import keras_estimator
+
+    tf.get_logger().setLevel("ERROR")
+    results["tensorflow_version"] = tf.__version__
+    results["keras_version"] = keras.__version__
+    results["keras_estimator_version"] = keras_estimator.__version__
+
+    results["keras_estimator"] = bench_keras_estimator(
+        args.train_steps, args.predict_calls
+    )
+    results["keras_fit"] = bench_keras_fit(args.train_steps)
+    results["fused_limit"] = bench_fused(args.train_steps)
+
+    results["ratios"] = _print_report(results)
+    print(json.dumps(results, sort_keys=True))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -95,7 +95,7 @@ def main() -> None:
 
     predictions = list(estimator.predict(lambda: tf.data.Dataset.from_tensor_slices(
         {"x": x[test_idx[:5]]}).batch(5)))
-    for prediction, label in zip(predictions, y[test_idx[:5]]):
+    for prediction, label in zip(predictions, y[test_idx[:5]], strict=True):
         print(f"predicted class {prediction['class_ids']} (true {label}), "
               f"p={prediction['probabilities'].round(3)}")
 

@@ -440,5 +440,5 @@ def _split_examples(outputs: Any) -> Iterator[Any]:
             f"{sizes}. Return predictions with a leading batch dimension, or call "
             "predict(..., yield_single_examples=False)."
         )
-    for i in range(batch.pop()):
+    for i in range(int(batch.pop() or 0)):
         yield {k: v[i] for k, v in arrays.items()}

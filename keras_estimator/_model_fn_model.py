@@ -171,20 +171,23 @@ class ModelFnModel(keras.Model):
 
     # ---- compiled functions ------------------------------------------------
     def make_train_function(self, force: bool = False) -> Any:
-        if self.train_function is not None and not force:
-            return self.train_function
+        existing = getattr(self, "train_function", None)
+        if existing is not None and not force:
+            return existing
         self.train_function = self._make_fused_function(self.train_step, "train")
         return self.train_function
 
     def make_test_function(self, force: bool = False) -> Any:
-        if self.test_function is not None and not force:
-            return self.test_function
+        existing = getattr(self, "test_function", None)
+        if existing is not None and not force:
+            return existing
         self.test_function = self._make_fused_function(self.test_step, "test")
         return self.test_function
 
     def make_predict_function(self, force: bool = False) -> Any:
-        if self.predict_function is not None and not force:
-            return self.predict_function
+        existing = getattr(self, "predict_function", None)
+        if existing is not None and not force:
+            return existing
         strategy = self.distribute_strategy
 
         def one_batch(iterator: Any) -> Any:

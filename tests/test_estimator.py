@@ -215,7 +215,7 @@ def test_keras_optimizer_without_global_step_still_advances(tmp_path):
         loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
         optimizer = keras.optimizers.SGD(0.1)
         grads = tf.gradients(loss, dense.trainable_variables)
-        train_op = optimizer.apply_gradients(zip(grads, dense.trainable_variables))
+        train_op = optimizer.apply_gradients(zip(grads, dense.trainable_variables, strict=True))
         return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
     est = ke.Estimator(model_fn, model_dir=str(tmp_path))

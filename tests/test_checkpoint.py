@@ -1,0 +1,67 @@
+"""TF1-format checkpoint writing, retention and restore."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_estimator import _checkpoint
+
+
+def variables():
+    return {
+        "dense/kernel": tf.Variable(np.arange(6, dtype="float32").reshape(2, 3)),
+        "global_step": tf.Variable(0, dtype=tf.int64),
+    }
+
+
+def test_round_trip_by_name(tmp_path):
+    source = variables()
+    prefix = _checkpoint.save(source, str(tmp_path), 7, _checkpoint.RetentionPolicy())
+    assert prefix.endswith("model.ckpt-7")
+    assert _checkpoint.variable_names(prefix) == ["dense/kernel", "global_step"]
+    target = {"dense/kernel": tf.Variable(tf.zeros([2, 3]))}
+    assert _checkpoint.restore(target, prefix) == ["dense/kernel"]
+    np.testing.assert_array_equal(target["dense/kernel"].numpy(), source["dense/kernel"].numpy())
+
+
+def test_missing_variable_is_named(tmp_path):
+    prefix = _checkpoint.save(variables(), str(tmp_path), 1, _checkpoint.RetentionPolicy())
+    with pytest.raises(ValueError, match=r"no value for variables \['dense_1/bias'\]"):
+        _checkpoint.restore({"dense_1/bias": tf.Variable(tf.zeros([3]))}, prefix)
+
+
+def test_keep_every_n_hours_keeps_files_off_the_list(tmp_path):
+    policy = _checkpoint.RetentionPolicy(max_to_keep=2, keep_every_n_hours=0.0)
+    for step in range(4):
+        _checkpoint.save(variables(), str(tmp_path), step, policy)
+    state = tf.train.get_checkpoint_state(str(tmp_path))
+    assert [p.rsplit("-", 1)[1] for p in state.all_model_checkpoint_paths] == ["2", "3"]
+    # Preserved by the hours rule: still on disk although no longer listed.
+    assert sorted(p.name for p in tmp_path.glob("*.index")) == [
+        f"model.ckpt-{s}.index" for s in range(4)
+    ]
+
+
+def test_without_hours_rule_old_files_are_deleted(tmp_path):
+    policy = _checkpoint.RetentionPolicy(max_to_keep=2, keep_every_n_hours=10000)
+    for step in range(4):
+        _checkpoint.save(variables(), str(tmp_path), step, policy)
+    assert sorted(p.name for p in tmp_path.glob("*.index")) == [
+        "model.ckpt-2.index", "model.ckpt-3.index"
+    ]
+
+
+def test_other_keras_backend_is_refused():
+    result = subprocess.run(
+        [sys.executable, "-c", "import keras_estimator"],
+        env={"KERAS_BACKEND": "jax", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "KERAS_BACKEND is 'jax'" in result.stderr
+    assert "KERAS_BACKEND=tensorflow" in result.stderr

@@ -305,3 +305,17 @@ def test_predictions_of_wrong_type(tmp_path):
 def test_get_variable_value_without_checkpoint(tmp_path):
     with pytest.raises(ValueError, match="has no checkpoint yet"):
         make_estimator(tmp_path).get_variable_names()
+
+
+def test_summary_calls_in_model_fn_do_not_break_training(tmp_path):
+    def model_fn(features, labels, mode, params):
+        spec = mlp_model_fn(features, labels, mode, params)
+        if spec.loss is not None:
+            tf.compat.v1.summary.scalar("v1_loss", spec.loss)
+            tf.compat.v1.summary.histogram("v1_features", features["x"])
+            tf.summary.scalar("v2_loss", spec.loss)
+        return spec
+
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path), params=PARAMS)
+    est.train(input_fn(X, Y), steps=3)
+    assert est.evaluate(input_fn(X, Y, repeat=False))["global_step"] == 3

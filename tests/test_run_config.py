@@ -16,7 +16,8 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keras_estimator._run_config import RunConfig, _parse_tf_config
+from keras_estimator._run_config import RunConfig
+from keras_estimator._tf_config import _parse_tf_config
 
 CHIEF, WORKER, PS, EVALUATOR = "chief", "worker", "ps", "evaluator"
 

@@ -1,0 +1,376 @@
+"""Parsing the `TF_CONFIG` environment variable into cluster facts.
+
+This module owns turning the `TF_CONFIG` text (a JSON object with a `cluster`
+of task type -> list of "host:port" and a `task` of `{"type": ..., "index":
+...}`) into a `_ClusterInfo`: this process's task type and index, the cluster
+spec, the session masters, whether it is the chief, the replica counts and its
+global id. `_parse_tf_config` is the entry point; every other name here is one
+of its helpers. Malformed `TF_CONFIG` raises `ValueError` naming the field that
+is wrong and how to fix it.
+
+`RunConfig` (in `_run_config`) reads the environment variable and copies these
+facts into its cluster properties.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import tensorflow as tf
+
+_LOCAL_MASTER = ""
+
+
+class TaskType:
+    """Names of the jobs a `TF_CONFIG` cluster can hold."""
+
+    MASTER = "master"  # Legacy name for the chief; cannot be mixed with CHIEF.
+    PS = "ps"
+    WORKER = "worker"
+    CHIEF = "chief"
+    EVALUATOR = "evaluator"
+
+
+_CLUSTER_JOBS = (TaskType.CHIEF, TaskType.MASTER, TaskType.WORKER, TaskType.PS)
+_TASK_TYPES = (*_CLUSTER_JOBS, TaskType.EVALUATOR)
+_ENVIRONMENTS = ("cloud", "google")
+
+_TF_CONFIG_EXAMPLE = (
+    '{"cluster": {"chief": ["host0:2222"], "worker": ["host1:2222"]}, '
+    '"task": {"type": "worker", "index": 0}}'
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class _ClusterInfo:
+    """What `TF_CONFIG` says about this process; local defaults when unset."""
+
+    cluster_spec: tf.train.ClusterSpec
+    task_type: str = TaskType.WORKER
+    task_id: int = 0
+    master: str = _LOCAL_MASTER
+    evaluation_master: str = _LOCAL_MASTER
+    is_chief: bool = True
+    num_ps_replicas: int = 0
+    num_worker_replicas: int = 1
+    global_id_in_cluster: int | None = 0
+    service: dict | None = None
+    environment: str | None = None
+    rpc_layer: str | None = None
+    model_dir: str | None = None
+
+
+def _tf_config_error(field: str, problem: str, fix: str) -> ValueError:
+    return ValueError(f"Invalid TF_CONFIG {field}: {problem}. {fix}")
+
+
+def _load_tf_config(env_value: str | None) -> dict:
+    """Decodes the `TF_CONFIG` text into a dict ({} when unset or blank)."""
+    if env_value is None or not env_value.strip():
+        return {}
+    try:
+        decoded = json.loads(env_value)
+    except json.JSONDecodeError as err:
+        raise _tf_config_error(
+            "value",
+            f"not valid JSON ({err.msg} at line {err.lineno} column {err.colno}) "
+            f"in {env_value!r}",
+            f"Set TF_CONFIG to a JSON object such as {_TF_CONFIG_EXAMPLE}.",
+        ) from None
+    if not isinstance(decoded, dict):
+        raise _tf_config_error(
+            "value",
+            f"expected a JSON object, got {type(decoded).__name__} {decoded!r}",
+            f"Set TF_CONFIG to a JSON object such as {_TF_CONFIG_EXAMPLE}.",
+        )
+    return decoded
+
+
+def _optional_string(tf_config: dict, key: str) -> str | None:
+    value = tf_config.get(key)
+    if value is not None and not (isinstance(value, str) and value):
+        raise _tf_config_error(
+            f'"{key}"',
+            f"expected a non-empty string, got {value!r}",
+            f'Set "{key}" to a string or remove it.',
+        )
+    return value
+
+
+def _read_top_level_fields(tf_config: dict) -> dict[str, Any]:
+    """Validates the optional fields of `TF_CONFIG` other than cluster and task."""
+    service = tf_config.get("service")
+    if service is not None and not isinstance(service, dict):
+        raise _tf_config_error(
+            '"service"',
+            f"expected a JSON object, got {service!r}",
+            'Set "service" to an object or remove it.',
+        )
+    environment = tf_config.get("environment")
+    if environment is not None and environment not in _ENVIRONMENTS:
+        raise _tf_config_error(
+            '"environment"',
+            f"expected one of {list(_ENVIRONMENTS)}, got {environment!r}",
+            'Use "cloud" or "google", or remove "environment".',
+        )
+    if tf_config.get("model_dir") == "":
+        raise _tf_config_error(
+            '"model_dir"',
+            "it is the empty string",
+            'Set "model_dir" to a directory path or remove it.',
+        )
+    return {
+        "service": service,
+        "environment": environment,
+        "rpc_layer": _optional_string(tf_config, "rpc_layer"),
+        "model_dir": _optional_string(tf_config, "model_dir"),
+    }
+
+
+def _read_cluster(tf_config: dict) -> dict[str, list[str]]:
+    """Validates `TF_CONFIG["cluster"]`; returns its non-empty jobs."""
+    cluster = tf_config.get("cluster") or {}
+    if not isinstance(cluster, dict):
+        raise _tf_config_error(
+            '"cluster"',
+            f"expected an object of task type -> list of addresses, got {cluster!r}",
+            f"Use for example {_TF_CONFIG_EXAMPLE}.",
+        )
+    jobs: dict[str, list[str]] = {}
+    for job, addresses in cluster.items():
+        if job == TaskType.EVALUATOR:
+            raise _tf_config_error(
+                '"cluster"',
+                'it lists an "evaluator" job, but the evaluator is not part of '
+                "the training cluster",
+                'Remove "evaluator" from "cluster"; keep it only as the "task" '
+                "type of the evaluator process.",
+            )
+        if job not in _CLUSTER_JOBS:
+            raise _tf_config_error(
+                '"cluster"',
+                f"unknown task type {job!r}",
+                f"Use only the task types {list(_CLUSTER_JOBS)}.",
+            )
+        if not isinstance(addresses, list) or not all(
+            isinstance(address, str) and address for address in addresses
+        ):
+            raise _tf_config_error(
+                f'"cluster"["{job}"]',
+                f"expected a list of 'host:port' strings, got {addresses!r}",
+                f'Write it as {{"{job}": ["host0:2222", "host1:2222"]}}.',
+            )
+        if addresses:
+            jobs[job] = list(addresses)
+    return jobs
+
+
+def _read_task_index(index: Any) -> int:
+    if isinstance(index, str) and index.strip().isdigit():
+        index = int(index)
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise _tf_config_error(
+            '"task"["index"]',
+            f"expected a non-negative integer, got {index!r}",
+            'Set "index" to the position of this task in its job, starting at 0.',
+        )
+    if index < 0:
+        raise _tf_config_error(
+            '"task"["index"]',
+            f"it is negative ({index})",
+            'Set "index" to the position of this task in its job, starting at 0.',
+        )
+    return index
+
+
+def _read_task(tf_config: dict, in_cluster: bool) -> tuple[str, int]:
+    """Validates `TF_CONFIG["task"]`; without a cluster it defaults to worker 0."""
+    task = tf_config.get("task")
+    if task is None and not in_cluster:
+        return TaskType.WORKER, 0
+    if not isinstance(task, dict):
+        problem = (
+            "it is missing" if task is None else f"expected an object, got {task!r}"
+        )
+        raise _tf_config_error(
+            '"task"',
+            problem,
+            'Add "task": {"type": <one of the cluster\'s task types>, '
+            '"index": <position in that job>} to TF_CONFIG.',
+        )
+    task_type = task.get("type", None if in_cluster else TaskType.WORKER)
+    if not isinstance(task_type, str) or not task_type:
+        raise _tf_config_error(
+            '"task"["type"]',
+            "it is missing"
+            if task_type is None
+            else f"expected a string, got {task_type!r}",
+            f'Set "type" to one of {list(_TASK_TYPES)}.',
+        )
+    if "index" not in task and in_cluster:
+        raise _tf_config_error(
+            '"task"["index"]',
+            "it is missing",
+            'Set "index" to the position of this task in its job, starting at 0.',
+        )
+    return task_type, _read_task_index(task.get("index", 0))
+
+
+def _check_cluster_shape(jobs: dict[str, list[str]]) -> str | None:
+    """Checks the job layout; returns the chief job name, or None (worker 0 leads)."""
+    if TaskType.CHIEF in jobs and TaskType.MASTER in jobs:
+        raise _tf_config_error(
+            '"cluster"',
+            'it has both a "chief" and a "master" job',
+            'Keep one of them ("master" is the legacy name for "chief").',
+        )
+    chief_job = next((j for j in (TaskType.CHIEF, TaskType.MASTER) if j in jobs), None)
+    if chief_job is not None and len(jobs[chief_job]) != 1:
+        raise _tf_config_error(
+            f'"cluster"["{chief_job}"]',
+            f"it lists {len(jobs[chief_job])} addresses, but a cluster has one chief",
+            f'List exactly one address under "{chief_job}"; put the others '
+            'under "worker".',
+        )
+    if chief_job is None and TaskType.WORKER not in jobs:
+        raise _tf_config_error(
+            '"cluster"',
+            f'it has {sorted(jobs)} but no "chief" or "worker" job to run training',
+            'Add a "chief" (or "worker") job with at least one address.',
+        )
+    return chief_job
+
+
+def _check_task_in_cluster(
+    jobs: dict[str, list[str]], task_type: str, task_id: int, chief_job: str | None
+) -> None:
+    if task_type not in _TASK_TYPES:
+        raise _tf_config_error(
+            '"task"["type"]',
+            f"unknown task type {task_type!r}",
+            f"Use one of {list(_TASK_TYPES)}.",
+        )
+    if task_type == TaskType.EVALUATOR:
+        if chief_job == TaskType.MASTER:
+            raise _tf_config_error(
+                '"task"["type"]',
+                'an "evaluator" task cannot be used with a legacy "master" cluster',
+                'Rename the "master" job to "chief".',
+            )
+        return
+    if task_type not in jobs:
+        raise _tf_config_error(
+            '"task"["type"]',
+            f"{task_type!r} is not a job of the cluster {sorted(jobs)}",
+            'Set "type" to one of the jobs listed in "cluster".',
+        )
+    if task_id >= len(jobs[task_type]):
+        raise _tf_config_error(
+            '"task"["index"]',
+            f"{task_id} is out of range: job {task_type!r} has "
+            f"{len(jobs[task_type])} task(s), so valid indices are "
+            f"0..{len(jobs[task_type]) - 1}",
+            f"Use an index below {len(jobs[task_type])} or add addresses to the job.",
+        )
+
+
+def _global_id(
+    jobs: dict[str, list[str]], task_type: str, task_id: int, chief_job: str | None
+) -> int:
+    """Numbers every task: the chief first, then workers, then parameter servers."""
+    order = [chief_job] if chief_job else []
+    order += sorted(j for j in jobs if j not in (chief_job, TaskType.PS))
+    order += [TaskType.PS] if TaskType.PS in jobs else []
+    offset = 0
+    for job in order:
+        if job == task_type:
+            return offset + task_id
+        offset += len(jobs[job])
+    raise AssertionError(f"task type {task_type!r} not in {order}")  # validated above
+
+
+def _session_master(
+    jobs: dict[str, list[str]],
+    task_type: str,
+    task_id: int,
+    tf_config: dict,
+    scheme: str,
+) -> str:
+    if "session_master" in tf_config:
+        return tf_config["session_master"]
+    if sum(len(addresses) for addresses in jobs.values()) == 1:
+        return _LOCAL_MASTER  # A one-task "cluster" runs in process.
+    return f"{scheme}://{jobs[task_type][task_id]}"
+
+
+def _cluster_info(
+    tf_config: dict, jobs: dict[str, list[str]], extras: dict
+) -> _ClusterInfo:
+    """Derives the cluster properties for a process in a (non-empty) cluster."""
+    chief_job = _check_cluster_shape(jobs)
+    task_type, task_id = _read_task(tf_config, in_cluster=True)
+    _check_task_in_cluster(jobs, task_type, task_id, chief_job)
+    if task_type == TaskType.EVALUATOR:
+        return _ClusterInfo(
+            cluster_spec=tf.train.ClusterSpec({}),
+            task_type=task_type,
+            task_id=task_id,
+            evaluation_master=tf_config.get("eval_session_master", _LOCAL_MASTER),
+            is_chief=False,
+            num_worker_replicas=0,
+            global_id_in_cluster=None,
+            **extras,
+        )
+    scheme = extras["rpc_layer"] or "grpc"
+    if chief_job is not None:
+        is_chief = task_type == chief_job
+    else:
+        is_chief = task_type == TaskType.WORKER and task_id == 0
+    return _ClusterInfo(
+        cluster_spec=tf.train.ClusterSpec(jobs),
+        task_type=task_type,
+        task_id=task_id,
+        master=_session_master(jobs, task_type, task_id, tf_config, scheme),
+        is_chief=is_chief,
+        num_ps_replicas=len(jobs.get(TaskType.PS, [])),
+        num_worker_replicas=len(jobs.get(TaskType.WORKER, []))
+        + (1 if chief_job else 0),
+        global_id_in_cluster=_global_id(jobs, task_type, task_id, chief_job),
+        **extras,
+    )
+
+
+def _parse_tf_config(env_value: str | None) -> _ClusterInfo:
+    """Turns the `TF_CONFIG` text (None when unset) into this process's role.
+
+    Raises:
+        ValueError: if `TF_CONFIG` is malformed; the message names the field.
+    """
+    tf_config = _load_tf_config(env_value)
+    extras = _read_top_level_fields(tf_config)
+    for key in ("session_master", "eval_session_master"):
+        if key in tf_config and not isinstance(tf_config[key], str):
+            raise _tf_config_error(
+                f'"{key}"',
+                f"expected a string, got {tf_config[key]!r}",
+                f'Set "{key}" to an address string or remove it.',
+            )
+    jobs = _read_cluster(tf_config)
+    if jobs:
+        return _cluster_info(tf_config, jobs, extras)
+    task_type, task_id = _read_task(tf_config, in_cluster=False)
+    if (task_type, task_id) != (TaskType.WORKER, 0):
+        raise _tf_config_error(
+            '"task"',
+            f'without a "cluster", the task must be worker 0, got type '
+            f"{task_type!r} index {task_id}",
+            'Add the "cluster" this task belongs to, or remove "task".',
+        )
+    return _ClusterInfo(
+        cluster_spec=tf.train.ClusterSpec({}),
+        master=tf_config.get("session_master", _LOCAL_MASTER),
+        evaluation_master=tf_config.get("eval_session_master", _LOCAL_MASTER),
+        **extras,
+    )

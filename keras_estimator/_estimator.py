@@ -20,7 +20,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_estimator import _checkpoint, _fn_args, _inputs, _loop
+from keras_estimator import _checkpoint, _fn_args, _inputs, _loop, _loop_context
+from keras_estimator._hook_callback import HookCallback, check_hooks
 from keras_estimator._mode_keys import ModeKeys
 from keras_estimator._model_fn_model import ModelFnModel
 from keras_estimator._run_config import RunConfig
@@ -144,22 +145,27 @@ class Estimator:
         steps: int | None = None,
         max_steps: int | None = None,
         saving_listeners: Sequence[Any] | None = None,
+        *,
+        callbacks: Sequence[Any] | None = None,
     ) -> Estimator:
         """Trains for `steps` more steps, up to `max_steps`, or until input ends.
 
         Args:
             input_fn: returns a dataset of `(features, labels)`.
-            hooks: SessionRunHooks (not supported yet: must be empty).
+            hooks: SessionRunHooks, run after the model_fn's own
+                `training_chief_hooks` and `training_hooks`.
             steps: steps to add to the current global step.
             max_steps: the global step to stop at; training is skipped if the
                 checkpoint is already there.
             saving_listeners: checkpoint listeners (not supported yet).
+            callbacks: Keras callbacks, called after the hooks at each run.
 
         Returns:
             self, for chaining.
         """
         _check_steps(steps, max_steps)
-        _unsupported("hooks", hooks)
+        user_hooks = check_hooks(hooks)
+        user_callbacks = _check_callbacks(callbacks)
         _unsupported("saving_listeners", saving_listeners)
         self._ensure_writable()
         model = self._get_model()
@@ -175,8 +181,11 @@ class Estimator:
         last_step = start + steps if steps is not None else max_steps
         state = _loop.StepState(start)
         config = self._config
-        callbacks: list[Any] = [
+        chief_hooks = model.spec_hooks.get(ModeKeys.TRAIN, ())
+        loop_callbacks: list[Any] = [
             _loop.StopAtStep(state, last_step),
+            HookCallback([*chief_hooks, *user_hooks]),
+            *user_callbacks,
             _loop.StepLogger(state, config.log_step_count_steps),
             _loop.CheckpointSaver(
                 state,
@@ -185,7 +194,8 @@ class Estimator:
                 config.save_checkpoints_secs,
             ),
         ]
-        ran = _loop.run_training(model, dataset, state, callbacks)
+        with _loop_context.active(self._loop_context()):
+            ran = _loop.run_training(model, dataset, state, loop_callbacks)
         if ran == 0:
             logger.warning(
                 "Training with estimator made no steps. Perhaps input is empty or "
@@ -198,6 +208,11 @@ class Estimator:
             )
         logger.info("Loss for final step: %s.", state.last_loss)
         return self
+
+    def _loop_context(self) -> _loop_context.LoopContext:
+        return _loop_context.LoopContext(
+            self._model_dir, self._store.saveable, self._store.global_step()
+        )
 
     def _save(self, global_step: int) -> None:
         policy = _checkpoint.RetentionPolicy(
@@ -217,6 +232,8 @@ class Estimator:
         hooks: Sequence[Any] | None = None,
         checkpoint_path: str | None = None,
         name: str | None = None,
+        *,
+        callbacks: Sequence[Any] | None = None,
     ) -> dict[str, Any]:
         """Evaluates on `steps` batches (or until input ends).
 
@@ -224,13 +241,17 @@ class Estimator:
             The eval metrics, `loss` (mean over batches) and `global_step`.
         """
         _check_steps(steps, None)
-        _unsupported("hooks", hooks)
+        user_hooks = check_hooks(hooks)
+        user_callbacks = _check_callbacks(callbacks)
         model = self._get_model()
         dataset = self._dataset(input_fn, ModeKeys.EVAL)
         model.build_mode(ModeKeys.EVAL, dataset.element_spec)
         self._sync(checkpoint_path, ModeKeys.EVAL)
         self._store.reset_local_variables()
-        logs, ran = _loop.run_evaluation(model, dataset, steps)
+        spec_hooks = model.spec_hooks.get(ModeKeys.EVAL, ())
+        eval_callbacks = [HookCallback([*spec_hooks, *user_hooks]), *user_callbacks]
+        with _loop_context.active(self._loop_context()):
+            logs, ran = _loop.run_evaluation(model, dataset, steps, eval_callbacks)
         if ran == 0:
             warnings.warn(
                 "Evaluation made no steps: input_fn's dataset was empty.",
@@ -257,28 +278,60 @@ class Estimator:
         hooks: Sequence[Any] | None = None,
         checkpoint_path: str | None = None,
         yield_single_examples: bool = True,
+        *,
+        callbacks: Sequence[Any] | None = None,
     ) -> Iterator[Any]:
-        """Yields predictions for each example (or each batch) of input_fn."""
-        _unsupported("hooks", hooks)
+        """Yields predictions for each example (or each batch) of input_fn.
+
+        Hooks and Keras callbacks see one run per batch, in the order of
+        Keras' predict loop (`on_predict_begin`, then per batch
+        `on_predict_batch_begin` / `on_predict_batch_end`, then `on_predict_end`).
+        """
+        user_hooks = check_hooks(hooks)
+        user_callbacks = _check_callbacks(callbacks)
         model = self._get_model()
         dataset = self._dataset(input_fn, ModeKeys.PREDICT)
         model.build_mode(ModeKeys.PREDICT, dataset.element_spec)
         self._sync(checkpoint_path, ModeKeys.PREDICT)
         if self._predict_function is None:
             self._predict_function = model.make_predict_function()
-        predict_function = self._predict_function
+        spec_hooks = model.spec_hooks.get(ModeKeys.PREDICT, ())
+        all_hooks = [*spec_hooks, *user_hooks]
+        listeners = keras.callbacks.CallbackList(
+            ([HookCallback(all_hooks)] if all_hooks else []) + user_callbacks,
+            model=model,
+        )
         keys = [predict_keys] if isinstance(predict_keys, str) else predict_keys
-        iterator = iter(dataset)
-        while True:
+        with _loop_context.active(self._loop_context()):
+            yield from self._predict_batches(
+                model, iter(dataset), listeners, keys, yield_single_examples
+            )
+
+    def _predict_batches(
+        self,
+        model: ModelFnModel,
+        iterator: Any,
+        listeners: Any,
+        keys: Sequence[str] | None,
+        yield_single_examples: bool,
+    ) -> Iterator[Any]:
+        model.stop_predicting = False
+        listeners.on_predict_begin()
+        batch = 0
+        while not model.stop_predicting:
+            listeners.on_predict_batch_begin(batch)
             try:
-                outputs = predict_function(iterator)
+                outputs = self._predict_function(iterator)
             except StopIteration:
-                return
+                break
+            listeners.on_predict_batch_end(batch, {"outputs": outputs})
+            batch += 1
             outputs = _select_keys(outputs, keys)
             if yield_single_examples:
                 yield from _split_examples(outputs)
             else:
                 yield tf.nest.map_structure(lambda t: t.numpy(), outputs)
+        listeners.on_predict_end()
 
     # ---- internals ------------------------------------------------------------
     def _get_model(self) -> ModelFnModel:
@@ -403,6 +456,18 @@ def _unsupported(name: str, value: Any) -> None:
             f"`{name}` are not supported by this version of keras_estimator yet; "
             f"got {value!r}. Remove them from the call."
         )
+
+
+def _check_callbacks(callbacks: Any) -> list[Any]:
+    if callbacks is None:
+        return []
+    if not isinstance(callbacks, (list, tuple)) or not all(
+        isinstance(c, keras.callbacks.Callback) for c in callbacks
+    ):
+        raise TypeError(
+            f"callbacks must be a list of keras.callbacks.Callback, got {callbacks!r}."
+        )
+    return list(callbacks)
 
 
 def _to_python(value: Any) -> Any:

@@ -152,7 +152,12 @@ class CheckpointSaver(LoopCallback):
 
 
 def plan_steps(callbacks: Sequence[Any], global_step: int) -> int:
-    """How many steps the next compiled call may run."""
+    """How many steps the next compiled call may run.
+
+    Callbacks that say when they next need a step (`steps_until_needed`) bound
+    it; a plain Keras callback with batch methods sees every step, as it would
+    in `fit`; one without them does not constrain the plan.
+    """
     needs = [MAX_FUSED_STEPS]
     for callback in callbacks:
         need = getattr(callback, "steps_until_needed", None)
@@ -160,7 +165,15 @@ def plan_steps(callbacks: Sequence[Any], global_step: int) -> int:
             steps = need(global_step)
             if steps is not None:
                 needs.append(steps)
+        elif _sees_batches(callback):
+            needs.append(1)
     return max(min(needs), 0)
+
+
+def _sees_batches(callback: Any) -> bool:
+    check = getattr(callback, "_implements_train_batch_hooks", None)
+    test_check = getattr(callback, "_implements_test_batch_hooks", None)
+    return bool((check and check()) or (test_check and test_check()))
 
 
 def run_training(
@@ -189,18 +202,22 @@ def run_training(
     return state.value - state.start
 
 
-def run_evaluation(model: Any, dataset: Any, steps: int | None) -> tuple[dict[str, Any], int]:
+def run_evaluation(
+    model: Any, dataset: Any, steps: int | None, callbacks: Sequence[Any] = ()
+) -> tuple[dict[str, Any], int]:
     """Evaluates with Keras' `evaluate`; returns the last logs and steps run."""
     start = model.executed_steps
 
     def step_plan() -> int:
         done = model.executed_steps - start
         remaining = MAX_FUSED_STEPS if steps is None else steps - done
-        return max(min(remaining, MAX_FUSED_STEPS), 0)
+        return max(min(remaining, plan_steps(callbacks, done)), 0)
 
     model.step_plan = step_plan
     try:
-        logs = model.evaluate(dataset, verbose=0, return_dict=True)
+        logs = model.evaluate(
+            dataset, verbose=0, return_dict=True, callbacks=list(callbacks)
+        )
     finally:
         model.step_plan = None
     return logs, model.executed_steps - start

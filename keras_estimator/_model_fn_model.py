@@ -17,13 +17,23 @@ from typing import Any
 import keras
 import tensorflow as tf
 
-from keras_estimator import _inputs
+from keras_estimator import _fetches, _inputs
 from keras_estimator._estimator_spec import EstimatorSpec
 from keras_estimator._mode_keys import ModeKeys
 from keras_estimator._variable_store import VariableStore
 
 LOSS_KEY = "loss"
 GLOBAL_STEP_KEY = "global_step"
+FETCHES_KEY = "_hook_fetches"
+
+
+class _FetchState:
+    """Hook fetches: what the next run must return and what the last returned."""
+
+    def __init__(self) -> None:
+        self.request: _fetches.FetchPlan | None = None
+        self.results: dict[str, Any] = {}
+        self.tracing: _fetches.FetchPlan | None = None
 
 
 class ModelFnModel(keras.Model):
@@ -56,6 +66,13 @@ class ModelFnModel(keras.Model):
         self.executed_steps = 0
         self.after_chunk: Callable[[dict[str, Any]], None] | None = None
         self.step_plan: Callable[[], int] | None = None
+        self.fetches = _FetchState()
+        self.spec_hooks: dict[str, tuple[Any, ...]] = {}
+        self.build_graphs: dict[str, Any] = {}
+        self._fetching_functions: dict[Any, Any] = {}
+        self._next_element = tf.function(
+            lambda iterator: iterator.get_next_as_optional(), autograph=False
+        )
         self.built = True
 
     # ---- calling the model_fn -----------------------------------------------
@@ -83,6 +100,8 @@ class ModelFnModel(keras.Model):
             spec = model_fn(**{k: v for k, v in candidates.items() if k in accepted})
         if not isinstance(spec, EstimatorSpec):
             _raise_not_a_spec(spec)
+        if self._building:
+            self.spec_hooks[mode] = _spec_hooks(spec, mode)
         if self._building:
             # Keras metrics are evaluation state, not model state: keep them
             # out of checkpoints, as TF1 metric variables were.
@@ -120,6 +139,7 @@ class ModelFnModel(keras.Model):
         finally:
             self._building = False
         self._store.materialize()
+        self.build_graphs[mode] = traced.graph
         self._built_modes[mode] = element_spec
         self._logs_specs[mode] = tf.nest.map_structure(
             lambda t: tf.TensorSpec(t.shape, t.dtype), traced.structured_outputs
@@ -140,7 +160,8 @@ class ModelFnModel(keras.Model):
             lambda: step_after,
             lambda: global_step.assign_add(1, read_value=True),
         )
-        return {LOSS_KEY: _scalar(spec.loss), GLOBAL_STEP_KEY: step_after}
+        logs = {LOSS_KEY: _scalar(spec.loss), GLOBAL_STEP_KEY: step_after}
+        return self._with_fetches(logs)
 
     def test_step(self, data: Any) -> dict[str, tf.Tensor]:
         features, labels = _inputs.split_element(data)
@@ -151,6 +172,14 @@ class ModelFnModel(keras.Model):
         for name, metric in (spec.eval_metric_ops or {}).items():
             logs[name] = self._metric_value(name, metric)
         logs[LOSS_KEY] = self._eval_loss.result()
+        return self._with_fetches(logs)
+
+    def _with_fetches(self, logs: dict[str, Any]) -> dict[str, Any]:
+        plan = self.fetches.tracing
+        if plan is not None:
+            logs[FETCHES_KEY] = _fetches.resolve(
+                plan.keys, plan.variables, self._store.get
+            )
         return logs
 
     def predict_step(self, data: Any) -> Any:
@@ -220,6 +249,32 @@ class ModelFnModel(keras.Model):
         self.predict_function = function
         return function
 
+    def _run_fetching(
+        self, one_step: Any, kind: str, iterator: Any, plan: _fetches.FetchPlan
+    ) -> tuple[int, dict[str, Any]]:
+        """Runs one step that also returns the values hooks asked for."""
+        key = (kind, tuple(plan.keys), tuple(id(v) for v in plan.variables.values()))
+        compiled = self._fetching_functions.get(key)
+        if compiled is None:
+
+            def step_with_fetches(data: Any) -> Any:
+                self.fetches.tracing = plan
+                try:
+                    return one_step(data)
+                finally:
+                    self.fetches.tracing = None
+
+            compiled = tf.function(
+                step_with_fetches, autograph=False, reduce_retracing=True
+            )
+            self._fetching_functions[key] = compiled
+        element = self._next_element(iterator)
+        if not element.has_value():
+            return 0, {}
+        outputs = dict(compiled(element.get_value()))
+        self.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
+        return 1, outputs
+
     def _planned_steps(self) -> int:
         if self.step_plan is None:
             return int(self.steps_per_execution)
@@ -239,7 +294,7 @@ class ModelFnModel(keras.Model):
 
         def one_step(data: Any) -> dict[str, tf.Tensor]:
             outputs = strategy.run(step_fn, args=(data,))
-            return {k: _reduce(strategy, v) for k, v in outputs.items()}
+            return tf.nest.map_structure(lambda v: _reduce(strategy, v), outputs)
 
         fused = _fused_runner(one_step, lambda: self._logs_specs[mode])
         last_logs: dict[str, Any] = {}
@@ -252,7 +307,12 @@ class ModelFnModel(keras.Model):
             if planned <= 0:
                 self._stop(kind)
                 return last_logs
-            steps_run, logs = fused(iterator, tf.constant(planned, tf.int32))
+            plan = self.fetches.request
+            if plan is not None and plan.keys:
+                planned = 1
+                steps_run, logs = self._run_fetching(one_step, kind, iterator, plan)
+            else:
+                steps_run, logs = fused(iterator, tf.constant(planned, tf.int32))
             steps_run = int(steps_run)
             self.executed_steps += steps_run
             if steps_run == 0:
@@ -304,6 +364,14 @@ def _fused_runner(
         return count, logs
 
     return tf.function(run, reduce_retracing=True, autograph=False)
+
+
+def _spec_hooks(spec: EstimatorSpec, mode: str) -> tuple[Any, ...]:
+    if mode == ModeKeys.TRAIN:
+        return tuple(spec.training_chief_hooks or ()) + tuple(spec.training_hooks or ())
+    if mode == ModeKeys.EVAL:
+        return tuple(spec.evaluation_hooks or ())
+    return tuple(spec.prediction_hooks or ())
 
 
 def _raise_not_a_spec(spec: Any) -> None:

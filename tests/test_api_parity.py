@@ -205,6 +205,24 @@ def default_matches(expected: str | None, actual: Any) -> bool:
     return repr(actual) == expected
 
 
+def _without_extensions(actual: list[Param], expected: list[Param]) -> list[Param]:
+    """Drops trailing keyword-only parameters with defaults that 2.15 lacks.
+
+    Such additions (e.g. `callbacks=`) accept every call that 2.15 accepted,
+    so they keep the signature compatible.
+    """
+    known = {p.name for p in expected}
+    kept = list(actual)
+    while (
+        kept
+        and kept[-1].kind == "keyword_only"
+        and kept[-1].name not in known
+        and kept[-1].default is not inspect.Parameter.empty
+    ):
+        kept.pop()
+    return kept
+
+
 def signature_problems(expected_text: str, func: Any, drop_first: bool) -> list[str]:
     if expected_text == NO_SIGNATURE:
         return []
@@ -213,6 +231,7 @@ def signature_problems(expected_text: str, func: Any, drop_first: bool) -> list[
     except (TypeError, ValueError) as err:
         return [f"has no inspectable signature ({err})"]
     expected = parse_signature(expected_text)
+    actual = _without_extensions(actual, expected)
     names = [(p.name, p.kind) for p in actual]
     if names != [(p.name, p.kind) for p in expected]:
         return [

@@ -1,0 +1,152 @@
+"""Values hooks ask for: from `SessionRunArgs.fetches` to numpy results.
+
+A hook names what it wants by tensor or operation object (often captured
+from the model_fn's first trace), by graph name (`"softmax_tensor"`,
+`"loss:0"`), or by variable. Tensors of one trace do not exist in another, so
+every fetch becomes a string key that is looked up again, by name, in the
+graph of the step that computes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import tensorflow as tf
+
+_VARIABLE_PREFIX = "variable:"
+_OPERATION_PREFIX = "operation:"
+
+
+class FetchPlan:
+    """The fetches of every hook for one run, flattened to string keys."""
+
+    def __init__(self, requests: Sequence[Any]) -> None:
+        self._structures: list[Any] = []
+        self.keys: list[str] = []
+        self.variables: dict[str, Any] = {}
+        for request in requests:
+            fetches = None if request is None else request.fetches
+            if request is not None and getattr(request, "feed_dict", None):
+                raise ValueError(
+                    f"A hook returned SessionRunArgs with feed_dict="
+                    f"{request.feed_dict!r}; feeds do not exist in TF2. Feed data "
+                    "through input_fn (tf.data) instead."
+                )
+            self._structures.append(fetches)
+            if fetches is not None:
+                for leaf in tf.nest.flatten(fetches):
+                    key = self._key(leaf)
+                    if key not in self.keys:
+                        self.keys.append(key)
+
+    def _key(self, fetch: Any) -> str:
+        if isinstance(fetch, str):
+            return fetch
+        if isinstance(fetch, tf.Operation):
+            return _OPERATION_PREFIX + fetch.name
+        variable = _as_variable(fetch)
+        if variable is not None:
+            key = _VARIABLE_PREFIX + variable.name.split(":")[0]
+            self.variables[key] = variable
+            return key
+        if isinstance(fetch, tf.Tensor) and hasattr(fetch, "graph"):
+            return fetch.name
+        raise TypeError(
+            f"A hook asked to fetch {fetch!r} ({type(fetch).__name__}); fetches "
+            "must be tensors, operations, variables or their graph names."
+        )
+
+    def results(self, values: dict[str, Any]) -> list[Any]:
+        """Each hook's results, nested like its fetches."""
+        packed: list[Any] = []
+        for fetches in self._structures:
+            if fetches is None:
+                packed.append(None)
+                continue
+            leaves = [values[self._key(leaf)] for leaf in tf.nest.flatten(fetches)]
+            packed.append(tf.nest.pack_sequence_as(fetches, leaves))
+        return packed
+
+
+def resolve(
+    keys: Sequence[str],
+    variables: dict[str, Any],
+    variable_named: Callable[[str], Any] = lambda name: None,
+) -> dict[str, tf.Tensor]:
+    """Looks the keys up in the graph being traced; returns key -> tensor.
+
+    A name may also be a variable's (`"global_step"`), found with
+    `variable_named`. Operations are run (by control dependency) and yield a
+    placeholder value that `to_numpy` turns into None.
+    """
+    graph = tf.compat.v1.get_default_graph()
+    resolved = {}
+    for key in keys:
+        named_variable = variable_named(key.split(":")[0])
+        if key in variables:
+            resolved[key] = tf.identity(variables[key])
+        elif named_variable is not None and (":" not in key or key.endswith(":0")):
+            resolved[key] = tf.identity(named_variable)
+        elif key.startswith(_OPERATION_PREFIX):
+            operation = _lookup_operation(graph, key[len(_OPERATION_PREFIX) :])
+            with tf.control_dependencies([operation]):
+                resolved[key] = tf.constant(_OPERATION_DONE)
+        else:
+            resolved[key] = _lookup_tensor(graph, key)
+    return resolved
+
+
+_OPERATION_DONE = "__operation_ran__"
+
+
+def to_numpy(values: dict[str, Any]) -> dict[str, Any]:
+    converted: dict[str, Any] = {}
+    for key, value in values.items():
+        array = value.numpy() if hasattr(value, "numpy") else value
+        if key.startswith(_OPERATION_PREFIX):
+            converted[key] = None
+        else:
+            converted[key] = array
+    return converted
+
+
+def _as_variable(fetch: Any) -> Any:
+    if isinstance(fetch, tf.Variable):
+        return fetch
+    inner = getattr(fetch, "value", None)  # a Keras 3 variable wraps a tf.Variable
+    if isinstance(inner, tf.Variable) and hasattr(fetch, "path"):
+        return inner
+    return None
+
+
+def _lookup_operation(graph: Any, name: str) -> Any:
+    try:
+        return graph.get_operation_by_name(name)
+    except KeyError:
+        raise ValueError(_missing(graph, name)) from None
+
+
+def _lookup_tensor(graph: Any, name: str) -> tf.Tensor:
+    try:
+        if ":" in name:
+            return graph.get_tensor_by_name(name)
+        operation = graph.get_operation_by_name(name)
+    except (KeyError, ValueError):
+        raise ValueError(_missing(graph, name)) from None
+    if not operation.outputs:
+        with tf.control_dependencies([operation]):
+            return tf.constant(_OPERATION_DONE)
+    return operation.outputs[0]
+
+
+def _missing(graph: Any, name: str) -> str:
+    stem = name.split(":")[0].rsplit("/", 1)[-1]
+    similar = sorted(
+        op.name for op in graph.get_operations() if stem and stem in op.name
+    )[:10]
+    return (
+        f"A hook asked to fetch {name!r}, which the model_fn does not create. Name "
+        "the tensor inside model_fn (e.g. `tf.identity(x, name=...)`) and fetch "
+        f"that name. Similar names in the step: {similar}."
+    )

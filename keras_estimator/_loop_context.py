@@ -1,0 +1,51 @@
+"""What hooks may know of the loop that runs them.
+
+A hook such as CheckpointSaverHook needs the loop's variables (by their
+checkpoint names) and global step. TF1 hooks found them in the default graph;
+here the loop publishes them for the duration of a run with `active(...)`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Callable, Iterator
+
+import tensorflow as tf
+
+_state = threading.local()
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopContext:
+    """The running loop, as hooks see it.
+
+    Attributes:
+        model_dir: the directory the loop checkpoints to (may be None).
+        saveable: returns checkpoint name -> variable for everything a
+            checkpoint holds (including `global_step`).
+        global_step_variable: the int64 step variable.
+    """
+
+    model_dir: str | None
+    saveable: Callable[[], dict[str, tf.Variable]]
+    global_step_variable: tf.Variable
+
+    def global_step(self) -> int:
+        return int(self.global_step_variable.numpy())
+
+
+def current() -> LoopContext | None:
+    """The loop running on this thread, or None outside a loop."""
+    return getattr(_state, "context", None)
+
+
+@contextlib.contextmanager
+def active(context: LoopContext) -> Iterator[LoopContext]:
+    previous = current()
+    _state.context = context
+    try:
+        yield context
+    finally:
+        _state.context = previous

@@ -10,17 +10,55 @@ from keras_estimator._backend_check import require_tensorflow_backend
 require_tensorflow_backend()
 
 from keras_estimator import compat  # noqa: E402
+from keras_estimator._basic_hooks import (  # noqa: E402
+    FeedFnHook,
+    FinalOpsHook,
+    GlobalStepWaiterHook,
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    NanTensorHook,
+    SecondOrStepTimer,
+    StepCounterHook,
+    StopAtStepHook,
+)
+from keras_estimator._checkpoint_hooks import (  # noqa: E402
+    CheckpointSaverHook,
+    CheckpointSaverListener,
+)
 from keras_estimator._estimator import Estimator  # noqa: E402
 from keras_estimator._estimator_spec import EstimatorSpec  # noqa: E402
+from keras_estimator._hook_callback import HookCallback  # noqa: E402
 from keras_estimator._mode_keys import ModeKeys  # noqa: E402
 from keras_estimator._run_config import RunConfig  # noqa: E402
+from keras_estimator._session_run_hook import (  # noqa: E402
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CheckpointSaverHook",
+    "CheckpointSaverListener",
     "Estimator",
     "EstimatorSpec",
+    "FeedFnHook",
+    "FinalOpsHook",
+    "GlobalStepWaiterHook",
+    "HookCallback",
+    "LoggingTensorHook",
     "ModeKeys",
+    "NanLossDuringTrainingError",
+    "NanTensorHook",
     "RunConfig",
+    "SecondOrStepTimer",
+    "SessionRunArgs",
+    "SessionRunContext",
+    "SessionRunHook",
+    "SessionRunValues",
+    "StepCounterHook",
+    "StopAtStepHook",
     "compat",
 ]

@@ -21,6 +21,12 @@ import numpy as np
 import tensorflow as tf
 
 from keras_estimator import _checkpoint, _fn_args, _inputs, _loop, _loop_context
+from keras_estimator._basic_hooks import (
+    LoggingTensorHook,
+    NanTensorHook,
+    StepCounterHook,
+)
+from keras_estimator._checkpoint_hooks import CheckpointSaverHook
 from keras_estimator._hook_callback import HookCallback, check_hooks
 from keras_estimator._mode_keys import ModeKeys
 from keras_estimator._model_fn_model import ModelFnModel
@@ -157,7 +163,8 @@ class Estimator:
             steps: steps to add to the current global step.
             max_steps: the global step to stop at; training is skipped if the
                 checkpoint is already there.
-            saving_listeners: checkpoint listeners (not supported yet).
+            saving_listeners: `CheckpointSaverListener`s called around each
+                checkpoint save.
             callbacks: Keras callbacks, called after the hooks at each run.
 
         Returns:
@@ -166,7 +173,7 @@ class Estimator:
         _check_steps(steps, max_steps)
         user_hooks = check_hooks(hooks)
         user_callbacks = _check_callbacks(callbacks)
-        _unsupported("saving_listeners", saving_listeners)
+        listeners = _check_listeners(saving_listeners)
         self._ensure_writable()
         model = self._get_model()
         dataset = self._dataset(input_fn, ModeKeys.TRAIN)
@@ -180,19 +187,17 @@ class Estimator:
             return self
         last_step = start + steps if steps is not None else max_steps
         state = _loop.StepState(start)
-        config = self._config
-        chief_hooks = model.spec_hooks.get(ModeKeys.TRAIN, ())
+        spec_hooks = model.spec_hooks.get(ModeKeys.TRAIN, ())
+        hooks = [
+            NanTensorHook.for_loop(),
+            *spec_hooks,
+            *user_hooks,
+            *self._default_hooks(model, listeners),
+        ]
         loop_callbacks: list[Any] = [
             _loop.StopAtStep(state, last_step),
-            HookCallback([*chief_hooks, *user_hooks]),
+            HookCallback(hooks),
             *user_callbacks,
-            _loop.StepLogger(state, config.log_step_count_steps),
-            _loop.CheckpointSaver(
-                state,
-                self._save,
-                config.save_checkpoints_steps,
-                config.save_checkpoints_secs,
-            ),
         ]
         with _loop_context.active(self._loop_context()):
             ran = _loop.run_training(model, dataset, state, loop_callbacks)
@@ -206,23 +211,45 @@ class Estimator:
                 "empty. Check input_fn.",
                 stacklevel=2,
             )
+        self._synced_checkpoint = self.latest_checkpoint()
         logger.info("Loss for final step: %s.", state.last_loss)
         return self
+
+    def _default_hooks(self, model: ModelFnModel, listeners: list[Any]) -> list[Any]:
+        """tf.estimator's default hooks: loss/step logging, steps/sec, checkpoints.
+
+        Step counting and checkpointing run on the chief only, as before.
+        """
+        config = self._config
+        hooks: list[Any] = []
+        every = config.log_step_count_steps
+        loss_name = model.loss_names.get(ModeKeys.TRAIN)
+        if every and loss_name:
+            hooks.append(
+                LoggingTensorHook(
+                    {"loss": loss_name, "step": "global_step"}, every_n_iter=every
+                )
+            )
+        if not config.is_chief:
+            return hooks
+        if every:
+            hooks.append(StepCounterHook(every_n_steps=every, output_dir=self._model_dir))
+        if config.save_checkpoints_steps or config.save_checkpoints_secs:
+            saver = CheckpointSaverHook(
+                self._model_dir,
+                save_secs=config.save_checkpoints_secs,
+                save_steps=config.save_checkpoints_steps,
+                listeners=listeners,
+            )
+            saver.keep_checkpoint_max = config.keep_checkpoint_max
+            saver.keep_checkpoint_every_n_hours = config.keep_checkpoint_every_n_hours
+            hooks.append(saver)
+        return hooks
 
     def _loop_context(self) -> _loop_context.LoopContext:
         return _loop_context.LoopContext(
             self._model_dir, self._store.saveable, self._store.global_step()
         )
-
-    def _save(self, global_step: int) -> None:
-        policy = _checkpoint.RetentionPolicy(
-            self._config.keep_checkpoint_max,
-            self._config.keep_checkpoint_every_n_hours,
-        )
-        path = _checkpoint.save(
-            self._store.saveable(), self._model_dir, global_step, policy
-        )
-        self._synced_checkpoint = path
 
     # ---- evaluate -------------------------------------------------------------
     def evaluate(
@@ -324,6 +351,7 @@ class Estimator:
                 outputs = self._predict_function(iterator)
             except StopIteration:
                 break
+            model.last_run_steps = 1
             listeners.on_predict_batch_end(batch, {"outputs": outputs})
             batch += 1
             outputs = _select_keys(outputs, keys)
@@ -456,6 +484,19 @@ def _unsupported(name: str, value: Any) -> None:
             f"`{name}` are not supported by this version of keras_estimator yet; "
             f"got {value!r}. Remove them from the call."
         )
+
+
+def _check_listeners(listeners: Any) -> list[Any]:
+    if listeners is None:
+        return []
+    if not isinstance(listeners, (list, tuple)) or not all(
+        callable(getattr(listener, "after_save", None)) for listener in listeners
+    ):
+        raise TypeError(
+            f"saving_listeners must be a list of CheckpointSaverListener, got "
+            f"{listeners!r}."
+        )
+    return list(listeners)
 
 
 def _check_callbacks(callbacks: Any) -> list[Any]:

@@ -108,14 +108,27 @@ class HookCallback(keras.callbacks.Callback):
         context, plan = self._context, self._plan
         if context is None or plan is None:
             return
+        if getattr(self.model, "last_run_steps", 1) == 0:
+            return  # the input ended before this run made a step
         self._global_step = self._read_global_step(logs)
         context.global_step = self._global_step
+        self._check_loss(logs)
         values = self._fetched_values(plan, logs)
         for hook, results in zip(self._hooks, plan.results(values), strict=True):
             hook.after_run(context, SessionRunValues(results, None, None))
         self._set_request(None)
         if context.stop_requested:
             self._request_stop()
+
+    def _check_loss(self, logs: dict[str, Any] | None) -> None:
+        """Hands the run's last loss to hooks that check it (NanTensorHook)."""
+        if not logs or "loss" not in logs:
+            return
+        for hook in self._hooks:
+            if getattr(hook, "checks_fused_loss", False) and getattr(
+                hook, "loop_driven", False
+            ):
+                hook.check_loss(float(logs["loss"]), self._global_step)
 
     def _end(self) -> None:
         for hook in self._hooks:
@@ -178,9 +191,9 @@ class HookCallback(keras.callbacks.Callback):
             missing = [key for key in plan.keys if key not in values]
             if missing:
                 raise ValueError(
-                    f"Hooks asked to fetch {missing} during prediction; prediction "
-                    "hooks can fetch variables only. Compute the values as "
-                    "predictions instead."
+                    f"Hooks asked to fetch {missing}, which this loop cannot fetch "
+                    "(prediction hooks can fetch variables only). Return the "
+                    "values as predictions instead."
                 )
             return values
         # A plain Keras model can only give what its logs hold.

@@ -7,15 +7,15 @@ global step (to log, to save a checkpoint, to stop) says so through
 `steps_until_needed`; the plan is the minimum over all of them, so steps that
 nothing watches run inside one compiled call.
 
-Callbacks run in list order at each boundary; the built-in ones come in the
-order tf.estimator ran its default hooks: stop-at-step, logging, checkpointing.
+Callbacks run in list order at each boundary: the loop's own stop-at-step,
+then one `HookCallback` with every SessionRunHook, then the user's Keras
+callbacks.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import keras
@@ -66,91 +66,6 @@ class StopAtStep(LoopCallback):
             self.model.stop_training = True
 
 
-class StepLogger(LoopCallback):
-    """Logs `loss = ..., step = ...` and `global_step/sec` like tf.estimator.
-
-    Logs after the first step and then every `every_n_steps` steps.
-    """
-
-    def __init__(self, state: StepState, every_n_steps: int | None) -> None:
-        super().__init__()
-        self._state = state
-        self._every = every_n_steps
-        self._next: int | None = None
-        self._last_time = 0.0
-        self._last_step = 0
-
-    def steps_until_needed(self, global_step: int) -> int | None:
-        if not self._every or self._next is None:
-            return None
-        return max(self._next - global_step, 1)
-
-    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
-        self._next = self._state.start + 1 if self._every else None
-        self._last_time = time.perf_counter()
-        self._last_step = self._state.start
-
-    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        step = self._state.value
-        if self._next is None or step < self._next or not self._every:
-            return
-        now = time.perf_counter()
-        elapsed = now - self._last_time
-        if step > self._state.start + 1 and elapsed > 0:
-            logger.info("global_step/sec: %g", (step - self._last_step) / elapsed)
-        logger.info(
-            "loss = %s, step = %d (%.3f sec)", (logs or {}).get("loss"), step, elapsed
-        )
-        self._last_time, self._last_step = now, step
-        self._next = step + self._every
-
-
-class CheckpointSaver(LoopCallback):
-    """Saves a checkpoint at the start, every N steps or seconds, and at the end."""
-
-    def __init__(
-        self,
-        state: StepState,
-        save: Callable[[int], None],
-        every_n_steps: int | None,
-        every_n_secs: float | None,
-    ) -> None:
-        super().__init__()
-        self._state = state
-        self._save = save
-        self._every_steps = every_n_steps
-        self._every_secs = every_n_secs
-        self._last_step = -1
-        self._last_time = 0.0
-
-    def steps_until_needed(self, global_step: int) -> int | None:
-        if not self._every_steps:
-            return None
-        return max(self._last_step + self._every_steps - global_step, 1)
-
-    def _save_now(self) -> None:
-        self._save(self._state.value)
-        self._last_step = self._state.value
-        self._last_time = time.monotonic()
-
-    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
-        self._save_now()
-
-    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        step = self._state.value
-        due_steps = self._every_steps and step >= self._last_step + self._every_steps
-        due_secs = (
-            self._every_secs is not None
-            and time.monotonic() - self._last_time >= self._every_secs
-        )
-        if due_steps or due_secs:
-            self._save_now()
-
-    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
-        if self._state.value != self._last_step:
-            self._save_now()
-
-
 def plan_steps(callbacks: Sequence[Any], global_step: int) -> int:
     """How many steps the next compiled call may run.
 
@@ -170,10 +85,23 @@ def plan_steps(callbacks: Sequence[Any], global_step: int) -> int:
     return max(min(needs), 0)
 
 
+_BATCH_METHODS = (
+    "on_batch_begin",
+    "on_batch_end",
+    "on_train_batch_begin",
+    "on_train_batch_end",
+    "on_test_batch_begin",
+    "on_test_batch_end",
+)
+
+
 def _sees_batches(callback: Any) -> bool:
-    check = getattr(callback, "_implements_train_batch_hooks", None)
-    test_check = getattr(callback, "_implements_test_batch_hooks", None)
-    return bool((check and check()) or (test_check and test_check()))
+    """Whether a Keras callback overrides any per-batch method."""
+    base = keras.callbacks.Callback
+    return any(
+        getattr(type(callback), name, None) is not getattr(base, name)
+        for name in _BATCH_METHODS
+    )
 
 
 def run_training(

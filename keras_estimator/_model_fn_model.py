@@ -64,11 +64,13 @@ class ModelFnModel(keras.Model):
         self._eval_loss = keras.metrics.Mean(name="loss")
         self._logs_specs: dict[str, Any] = {}
         self.executed_steps = 0
+        self.last_run_steps = 0
         self.after_chunk: Callable[[dict[str, Any]], None] | None = None
         self.step_plan: Callable[[], int] | None = None
         self.fetches = _FetchState()
         self.spec_hooks: dict[str, tuple[Any, ...]] = {}
         self.build_graphs: dict[str, Any] = {}
+        self.loss_names: dict[str, str] = {}
         self._fetching_functions: dict[Any, Any] = {}
         self._next_element = tf.function(
             lambda iterator: iterator.get_next_as_optional(), autograph=False
@@ -102,6 +104,8 @@ class ModelFnModel(keras.Model):
             _raise_not_a_spec(spec)
         if self._building:
             self.spec_hooks[mode] = _spec_hooks(spec, mode)
+            if spec.loss is not None and hasattr(spec.loss, "name"):
+                self.loss_names[mode] = spec.loss.name
         if self._building:
             # Keras metrics are evaluation state, not model state: keep them
             # out of checkpoints, as TF1 metric variables were.
@@ -305,6 +309,7 @@ class ModelFnModel(keras.Model):
                 self.build_mode(mode, iterator.element_spec)
             planned = self._planned_steps()
             if planned <= 0:
+                self.last_run_steps = 0
                 self._stop(kind)
                 return last_logs
             plan = self.fetches.request
@@ -314,6 +319,7 @@ class ModelFnModel(keras.Model):
             else:
                 steps_run, logs = fused(iterator, tf.constant(planned, tf.int32))
             steps_run = int(steps_run)
+            self.last_run_steps = steps_run
             self.executed_steps += steps_run
             if steps_run == 0:
                 self._stop(kind)

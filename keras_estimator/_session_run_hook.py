@@ -84,7 +84,7 @@ class SessionRunContext:
             after it (in `after_run`). An addition to tf.estimator's context.
     """
 
-    def __init__(self, original_args: SessionRunArgs, session: Any = None) -> None:
+    def __init__(self, original_args: SessionRunArgs, session: Any) -> None:
         del session  # there is none in TF2; see the `session` property
         self._original_args = original_args
         self._stop_requested = False

@@ -97,6 +97,35 @@ IMPLEMENTED = {
     *(f"tf.estimator.RunConfig.{name}" for name in _RUN_CONFIG_MEMBERS),
     "tf.estimator.Estimator",
     *(f"tf.estimator.Estimator.{name}" for name in _ESTIMATOR_MEMBERS),
+    *(
+        f"tf.estimator.{name}"
+        for name in (
+            "SessionRunHook",
+            "SessionRunArgs",
+            "SessionRunContext",
+            "SessionRunValues",
+            "SessionRunHook.begin",
+            "SessionRunHook.after_create_session",
+            "SessionRunHook.before_run",
+            "SessionRunHook.after_run",
+            "SessionRunHook.end",
+            "CheckpointSaverHook",
+            "CheckpointSaverListener",
+            "CheckpointSaverListener.begin",
+            "CheckpointSaverListener.before_save",
+            "CheckpointSaverListener.after_save",
+            "CheckpointSaverListener.end",
+            "FeedFnHook",
+            "FinalOpsHook",
+            "GlobalStepWaiterHook",
+            "LoggingTensorHook",
+            "NanLossDuringTrainingError",
+            "NanTensorHook",
+            "SecondOrStepTimer",
+            "StepCounterHook",
+            "StopAtStepHook",
+        )
+    ),
 }
 
 

@@ -1,49 +1,51 @@
-"""The loop callbacks and the fusion plan they produce."""
+"""The loop's stop-at-step callback and the fusion plan callbacks produce."""
+
+import keras
 
 from keras_estimator import _loop
+from keras_estimator._basic_hooks import LoggingTensorHook
+from keras_estimator._checkpoint_hooks import CheckpointSaverHook
+from keras_estimator._hook_callback import HookCallback
+from keras_estimator._session_run_hook import SessionRunHook
 
 
 class FakeModel:
     stop_training = False
 
 
-def test_plan_is_minimum_of_needs():
+def test_plan_is_minimum_of_needs(tmp_path):
     state = _loop.StepState(0)
-    callbacks = [
-        _loop.StopAtStep(state, 250),
-        _loop.StepLogger(state, 100),
-        _loop.CheckpointSaver(state, lambda step: None, 40, None),
-    ]
-    for callback in callbacks:
-        callback.on_train_begin()
-    assert _loop.plan_steps(callbacks, 0) == 1  # the logger wants step 1
-    state.value = 1
-    callbacks[1].on_train_batch_end(0, {"loss": 1.0})
-    assert _loop.plan_steps(callbacks, 1) == 39  # the saver wants step 40
-    assert _loop.plan_steps(callbacks[:1], 200) == 50
+    hooks = HookCallback(
+        [
+            LoggingTensorHook({"loss": "loss"}, every_n_iter=100),
+            CheckpointSaverHook(str(tmp_path), save_steps=40),
+        ]
+    )
+    callbacks = [_loop.StopAtStep(state, 250), hooks]
+    # The logger fetches step 1 on its own: a one-step run first.
+    assert _loop.plan_steps(callbacks, 0) == 1
+    assert _loop.plan_steps([_loop.StopAtStep(state, 250)], 200) == 50
 
 
 def test_plan_is_capped():
     assert _loop.plan_steps([], 0) == _loop.MAX_FUSED_STEPS
 
 
-def test_checkpoint_saver_on_seconds(monkeypatch):
-    clock = [100.0]
-    monkeypatch.setattr(_loop.time, "monotonic", lambda: clock[0])
-    saved = []
-    state = _loop.StepState(10)
-    saver = _loop.CheckpointSaver(state, saved.append, None, 30.0)
-    saver.on_train_begin()
-    state.value = 20
-    clock[0] = 120.0
-    saver.on_train_batch_end(0)
-    state.value = 30
-    clock[0] = 131.0
-    saver.on_train_batch_end(1)
-    state.value = 35
-    saver.on_train_end()
-    assert saved == [10, 30, 35]
-    assert saver.steps_until_needed(35) is None
+def test_plain_hooks_and_batch_callbacks_see_every_step():
+    class PlainHook(SessionRunHook):
+        pass
+
+    class BatchCallback(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            pass
+
+    class EpochCallback(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            pass
+
+    assert _loop.plan_steps([HookCallback([PlainHook()])], 0) == 1
+    assert _loop.plan_steps([BatchCallback()], 0) == 1
+    assert _loop.plan_steps([EpochCallback()], 0) == _loop.MAX_FUSED_STEPS
 
 
 def test_stop_at_step_sets_flag():

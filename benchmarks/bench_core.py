@@ -11,7 +11,27 @@ One invocation measures the same work four ways and prints them side by side:
    ONE ``tf.function`` (``for _ in tf.range(n)`` over a dataset iterator) -- a
    bound on what any per-step framework can reach for this model on this host;
 4. the original ``tf.estimator`` 2.15, run in its own interpreter through
-   ``benchmarks/_tf215_reference.py`` (see ``benchmarks/_ref_venv.py``).
+   ``benchmarks/_tf215_reference.py`` (see ``benchmarks/_ref_venv.py``), with
+   ``--hook-every-step``.
+
+and, on the keras_estimator side, three more rows from the same Estimator:
+
+5. "fused model_fn step": the Estimator's own ``ModelFnModel.train_step`` (the
+   same model_fn, v1 ``AdamOptimizer`` included) run N times inside ONE
+   ``tf.function`` ``for _ in tf.range(n)`` loop -- the floor for *this* step,
+   so ``ours / fused model_fn step`` isolates the loop's overhead from the cost
+   of the v1 step itself (the "fused tf.function" row uses Keras' Adam);
+6. "keras_estimator + hook every step": ``train(steps=N, hooks=[LossHook()])``
+   with a SessionRunHook fetching the loss (by graph name) on every step,
+   compared with the reference's ``train_steps_per_sec_with_hook``;
+7. "Model.fit + HookCallback": the same ``ModelFnModel`` driven by plain Keras
+   ``fit(steps_per_epoch=N)`` with the Estimator's default logging and
+   step-counter hooks in a ``keras_estimator.HookCallback``. The model is left
+   at ``steps_per_execution=1`` (no ``step_plan``), so every step is its own
+   compiled call: Keras' own per-step dispatch, not the Estimator's fusing.
+
+Rows 5-7 reach into the Estimator's private model (``est._model``) and loop
+context on purpose: the public API has no handle on them yet.
 
 Workload (shared with ``_tf215_reference.make_workload_data``): 4096 x 4 float32
 standard-normal features, labels ``argmax(x @ w)`` over 3 classes, MLP
@@ -20,7 +40,9 @@ standard-normal features, labels ``argmax(x @ w)`` over 3 classes, MLP
 
 Train numbers are N / wall seconds of one timed call after a 200-step warm-up
 (for the two Estimators: one ``train(steps=N)`` end to end, checkpoint saves and
-graph set-up included). Predict: one untimed call, then the mean of K calls of
+graph set-up included; the fused loops: one call after a 10-step warm-up call;
+Model.fit + HookCallback: one ``fit`` after a 200-step ``fit``). Predict: one
+untimed call, then the mean of K calls of
 ``next(est.predict(single_example_input_fn))``, each with a fresh generator.
 
 The reference runs first, then our side, never both at once::
@@ -82,6 +104,7 @@ def run_reference(train_steps: int, predict_calls: int) -> dict[str, Any]:
         str(train_steps),
         "--predict-calls",
         str(predict_calls),
+        "--hook-every-step",
     ]
     _log("running tf.estimator 2.15 reference: " + " ".join(cmd))
     env = dict(os.environ)
@@ -111,8 +134,9 @@ class _StepRateCapture(logging.Handler):
         self.values: list[float] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.msg == "global_step/sec: %g" and record.args:
-            self.values.append(float(record.args[0]))  # type: ignore[index]
+        message = record.getMessage()
+        if message.startswith("global_step/sec: "):
+            self.values.append(float(message.split(": ", 1)[1]))
 
 
 def _datasets(tf: Any) -> tuple[Any, Any]:

@@ -57,6 +57,7 @@ line, one JSON object with every number.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -66,6 +67,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -153,8 +155,34 @@ def _datasets(tf: Any) -> tuple[Any, Any]:
     return train_input_fn, single_example_input_fn
 
 
+@contextlib.contextmanager
+def _capture_step_rates() -> Iterator[_StepRateCapture]:
+    """Collects the ``global_step/sec`` lines keras_estimator logs inside the block."""
+    ke_logger = logging.getLogger("keras_estimator")
+    capture = _StepRateCapture()
+    old_level, old_propagate = ke_logger.level, ke_logger.propagate
+    ke_logger.addHandler(capture)
+    ke_logger.setLevel(logging.INFO)
+    ke_logger.propagate = False
+    try:
+        yield capture
+    finally:
+        ke_logger.removeHandler(capture)
+        ke_logger.setLevel(old_level)
+        ke_logger.propagate = old_propagate
+
+
+def _steady(capture: _StepRateCapture) -> float | None:
+    return statistics.median(capture.values) if capture.values else None
+
+
 def bench_keras_estimator(train_steps: int, predict_calls: int) -> dict[str, Any]:
-    """keras_estimator.Estimator with a TF1 model_fn, default RunConfig."""
+    """keras_estimator.Estimator with a TF1 model_fn, default RunConfig.
+
+    Returns ``{"keras_estimator": ..., "keras_estimator_hook_every_step": ...,
+    "fit_hook_callback": ..., "fused_model_fn_step": ...}``: the last three run
+    on the same Estimator (and model) after the first one's measurements.
+    """
     import tensorflow as tf
 
     import keras_estimator
@@ -177,10 +205,6 @@ def bench_keras_estimator(train_steps: int, predict_calls: int) -> dict[str, Any
     train_input_fn, single_example_input_fn = _datasets(tf)
     result: dict[str, Any] = {}
 
-    ke_logger = logging.getLogger("keras_estimator")
-    capture = _StepRateCapture()
-    old_level, old_propagate = ke_logger.level, ke_logger.propagate
-
     with tempfile.TemporaryDirectory(prefix="ke_bench_") as model_dir:
         est = keras_estimator.Estimator(
             model_fn, model_dir=model_dir, config=keras_estimator.RunConfig()
@@ -193,17 +217,10 @@ def bench_keras_estimator(train_steps: int, predict_calls: int) -> dict[str, Any
         )
 
         step_before = int(est.get_variable_value("global_step"))
-        ke_logger.addHandler(capture)
-        ke_logger.setLevel(logging.INFO)
-        ke_logger.propagate = False
-        try:
+        with _capture_step_rates() as capture:
             t0 = time.perf_counter()
             est.train(train_input_fn, steps=train_steps)
             elapsed = time.perf_counter() - t0
-        finally:
-            ke_logger.removeHandler(capture)
-            ke_logger.setLevel(old_level)
-            ke_logger.propagate = old_propagate
         step_after = int(est.get_variable_value("global_step"))
         if step_after - step_before != train_steps:
             raise RuntimeError(
@@ -212,9 +229,7 @@ def bench_keras_estimator(train_steps: int, predict_calls: int) -> dict[str, Any
             )
         result["train_s"] = elapsed
         result["train_steps_per_sec"] = train_steps / elapsed
-        result["train_steps_per_sec_steady"] = (
-            statistics.median(capture.values) if capture.values else None
-        )
+        result["train_steps_per_sec_steady"] = _steady(capture)
         result["steady_samples"] = len(capture.values)
         result["n_checkpoints"] = len(
             [p for p in os.listdir(model_dir) if p.endswith(".index")]
@@ -237,6 +252,174 @@ def bench_keras_estimator(train_steps: int, predict_calls: int) -> dict[str, Any
         result["predict_call_ms"] = statistics.fmean(times_ms)
         result["predict_call_ms_median"] = statistics.median(times_ms)
         _log(f"keras_estimator predict: {result['predict_call_ms']:.2f} ms/call")
+
+        return {
+            "keras_estimator": result,
+            "keras_estimator_hook_every_step": _bench_hook_every_step(
+                keras_estimator, est, train_input_fn, train_steps
+            ),
+            "fit_hook_callback": _bench_fit_hook_callback(
+                keras_estimator, est, train_input_fn, train_steps
+            ),
+            "fused_model_fn_step": _bench_fused_model_fn_step(
+                tf, est, train_input_fn, train_steps
+            ),
+        }
+
+
+def _train_loss_name(est: Any) -> str:
+    # Private: the graph name of the TRAIN loss, recorded when the Estimator's
+    # model traced the model_fn (what the default LoggingTensorHook fetches).
+    return est._model.loss_names["train"]
+
+
+def _global_step_now(est: Any) -> int:
+    # Private: the live global_step variable (get_variable_value reads the
+    # latest checkpoint, which the two rows outside Estimator.train never write).
+    return int(est._model.store.global_step().numpy())
+
+
+def _bench_hook_every_step(
+    keras_estimator: Any, est: Any, train_input_fn: Any, train_steps: int
+) -> dict[str, Any]:
+    """``est.train(steps=N)`` with a hook that fetches the loss on every step."""
+    loss_name = _train_loss_name(est)
+
+    class LossHook(keras_estimator.SessionRunHook):
+        """Fetches the training loss by graph name on every step."""
+
+        def __init__(self) -> None:
+            self.losses: list[Any] = []
+
+        def before_run(self, run_context):
+            return keras_estimator.SessionRunArgs(loss_name)
+
+        def after_run(self, run_context, run_values):
+            self.losses.append(run_values.results)
+
+    hook = LossHook()
+    step_before = int(est.get_variable_value("global_step"))
+    with _capture_step_rates() as capture:
+        t0 = time.perf_counter()
+        est.train(train_input_fn, steps=train_steps, hooks=[hook])
+        elapsed = time.perf_counter() - t0
+    ran = int(est.get_variable_value("global_step")) - step_before
+    if ran != train_steps:
+        raise RuntimeError(f"hooked train ran {ran} steps, expected {train_steps}")
+    if len(hook.losses) != train_steps:
+        raise RuntimeError(
+            f"LossHook saw {len(hook.losses)} values, expected {train_steps}"
+        )
+    result = {
+        "loss_name": loss_name,
+        "hook_values_seen": len(hook.losses),
+        "hook_last_loss": float(hook.losses[-1]),
+        "train_s": elapsed,
+        "train_steps_per_sec": train_steps / elapsed,
+        "train_steps_per_sec_steady": _steady(capture),
+        "steady_samples": len(capture.values),
+    }
+    _log(
+        f"keras_estimator train({train_steps}) + per-step loss hook: {elapsed:.2f}s "
+        f"({result['train_steps_per_sec']:.0f} steps/s)"
+    )
+    return result
+
+
+def _bench_fit_hook_callback(
+    keras_estimator: Any, est: Any, train_input_fn: Any, train_steps: int
+) -> dict[str, Any]:
+    """The Estimator's ModelFnModel under plain ``Model.fit`` + HookCallback."""
+    from keras_estimator import _loop_context
+
+    # Private: the Estimator's model (compiled with steps_per_execution=1 and,
+    # outside Estimator.train, no step_plan: every step is one compiled call).
+    model = est._model
+    loss_name = _train_loss_name(est)
+    spe = int(model.steps_per_execution)
+
+    def fit(steps: int) -> Any:
+        # The Estimator's default logging / step-counter hooks (no output_dir).
+        hooks = [
+            keras_estimator.LoggingTensorHook(
+                {"loss": loss_name, "step": "global_step"}, every_n_iter=100
+            ),
+            keras_estimator.StepCounterHook(every_n_steps=100),
+        ]
+        # Private: hooks find the global step through the loop context that
+        # Estimator.train publishes; a bare fit has none, so publish the
+        # Estimator's.
+        with _loop_context.active(est._loop_context()):
+            return model.fit(
+                train_input_fn(),
+                steps_per_epoch=steps,
+                epochs=1,
+                verbose=0,
+                shuffle=False,
+                callbacks=[keras_estimator.HookCallback(hooks)],
+            )
+
+    result: dict[str, Any] = {"steps_per_execution": spe}
+    t0 = time.perf_counter()
+    fit(WARMUP_STEPS)
+    result["warmup_train_s"] = time.perf_counter() - t0
+    step_before = _global_step_now(est)
+    with _capture_step_rates() as capture:
+        t0 = time.perf_counter()
+        history = fit(train_steps)
+        elapsed = time.perf_counter() - t0
+    ran = _global_step_now(est) - step_before
+    if ran != train_steps:
+        raise RuntimeError(f"Model.fit ran {ran} steps, expected {train_steps}")
+    result["train_s"] = elapsed
+    result["train_steps_per_sec"] = train_steps / elapsed
+    result["train_steps_per_sec_steady"] = _steady(capture)
+    result["steady_samples"] = len(capture.values)
+    result["final_loss"] = float(history.history["loss"][-1])
+    _log(
+        f"Model.fit({train_steps}) + HookCallback, spe={spe}: {elapsed:.2f}s "
+        f"({result['train_steps_per_sec']:.0f} steps/s)"
+    )
+    return result
+
+
+def _bench_fused_model_fn_step(
+    tf: Any, est: Any, train_input_fn: Any, train_steps: int
+) -> dict[str, Any]:
+    """The Estimator's own train_step, N times in one tf.function loop."""
+    # Private on purpose: the public API has no handle on the model the
+    # Estimator runs. Its train_step calls the same model_fn (v1 AdamOptimizer,
+    # global step increment) that est.train fuses.
+    model = est._model
+    iterator = iter(train_input_fn())
+
+    @tf.function
+    def loop(n):
+        loss = tf.constant(0.0)
+        for _ in tf.range(n):
+            loss = model.train_step(next(iterator))["loss"]
+        return loss
+
+    result: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    loop(tf.constant(FUSED_WARMUP_STEPS)).numpy()
+    result["warmup_train_s"] = time.perf_counter() - t0
+    step_before = _global_step_now(est)
+    t0 = time.perf_counter()
+    final_loss = float(loop(tf.constant(train_steps)).numpy())
+    elapsed = time.perf_counter() - t0
+    ran = _global_step_now(est) - step_before
+    if ran != train_steps:
+        raise RuntimeError(
+            f"fused model_fn loop ran {ran} steps, expected {train_steps}"
+        )
+    result["train_s"] = elapsed
+    result["train_steps_per_sec"] = train_steps / elapsed
+    result["final_loss"] = final_loss
+    _log(
+        f"fused model_fn step tf.function({train_steps}): {elapsed:.2f}s "
+        f"({result['train_steps_per_sec']:.0f} steps/s)"
+    )
     return result
 
 
@@ -354,6 +537,9 @@ def _print_report(results: dict[str, Any]) -> dict[str, Any]:
     ours = results["keras_estimator"]
     fit = results["keras_fit"]
     fused = results["fused_limit"]
+    fused_mf = results["fused_model_fn_step"]
+    hooked = results["keras_estimator_hook_every_step"]
+    fit_hooks = results["fit_hook_callback"]
     ref = results.get("tf_estimator_2_15")
     ref = ref or {}
 
@@ -374,9 +560,32 @@ def _print_report(results: dict[str, Any]) -> dict[str, Any]:
         ),
         ("Keras fit (spe=1)", fit["train_steps_per_sec"], None, None, None),
         ("fused tf.function", fused["train_steps_per_sec"], None, None, None),
+        ("fused model_fn step", fused_mf["train_steps_per_sec"], None, None, None),
+        (
+            "tf.estimator 2.15 + hook every step",
+            ref.get("train_steps_per_sec_with_hook"),
+            None,
+            None,
+            None,
+        ),
+        (
+            "keras_estimator + hook every step",
+            hooked["train_steps_per_sec"],
+            hooked["train_steps_per_sec_steady"],
+            None,
+            None,
+        ),
+        (
+            f"Model.fit + HookCallback (spe={fit_hooks['steps_per_execution']})",
+            fit_hooks["train_steps_per_sec"],
+            fit_hooks["train_steps_per_sec_steady"],
+            None,
+            None,
+        ),
     ]
+    width = max(len(row[0]) for row in rows)
     header = (
-        f"{'implementation':<20} {'train steps/s':>14} {'steady steps/s':>15} "
+        f"{'implementation':<{width}} {'train steps/s':>14} {'steady steps/s':>15} "
         f"{'predict ms/call':>16} {'1st predict ms':>15}"
     )
     print()
@@ -388,11 +597,11 @@ def _print_report(results: dict[str, Any]) -> dict[str, Any]:
     print(header)
     print("-" * len(header))
     for name, train, steady, pred, first in rows:
-        if name == "tf.estimator 2.15" and not ref:
-            print(f"{name:<20} {'(skipped)':>14}")
+        if name.startswith("tf.estimator 2.15") and not ref:
+            print(f"{name:<{width}} {'(skipped)':>14}")
             continue
         print(
-            f"{name:<20} {_fmt(train, '14.1f')} {_fmt(steady, '15.1f')} "
+            f"{name:<{width}} {_fmt(train, '14.1f')} {_fmt(steady, '15.1f')} "
             f"{_fmt(pred, '16.2f')} {_fmt(first, '15.1f')}"
         )
 
@@ -412,6 +621,21 @@ def _print_report(results: dict[str, Any]) -> dict[str, Any]:
         "ours_vs_fused_limit_train": _ratio(
             ours["train_steps_per_sec"], fused["train_steps_per_sec"]
         ),
+        "ours_vs_fused_model_fn_step_train": _ratio(
+            ours["train_steps_per_sec"], fused_mf["train_steps_per_sec"]
+        ),
+        "fused_model_fn_step_vs_fused_limit_train": _ratio(
+            fused_mf["train_steps_per_sec"], fused["train_steps_per_sec"]
+        ),
+        "ours_hook_vs_ref_hook_train": _ratio(
+            hooked["train_steps_per_sec"], ref.get("train_steps_per_sec_with_hook")
+        ),
+        "ours_hook_vs_ours_train": _ratio(
+            hooked["train_steps_per_sec"], ours["train_steps_per_sec"]
+        ),
+        "ours_vs_fit_hook_callback_train": _ratio(
+            ours["train_steps_per_sec"], fit_hooks["train_steps_per_sec"]
+        ),
         "predict_speedup_vs_ref": _ratio(
             ref.get("predict_call_ms"), ours["predict_call_ms"]
         ),
@@ -422,11 +646,16 @@ def _print_report(results: dict[str, Any]) -> dict[str, Any]:
         "ours_steady_vs_ref_steady_train": "keras_estimator steady / tf.estimator 2.15 steady",
         "ours_vs_keras_fit_train": "keras_estimator / Keras fit train",
         "ours_vs_fused_limit_train": "keras_estimator / fused limit train",
+        "ours_vs_fused_model_fn_step_train": "keras_estimator / fused model_fn step train",
+        "fused_model_fn_step_vs_fused_limit_train": "fused model_fn step / fused limit train",
+        "ours_hook_vs_ref_hook_train": "hook every step: keras_estimator / tf.estimator 2.15",
+        "ours_hook_vs_ours_train": "keras_estimator + hook / keras_estimator train",
+        "ours_vs_fit_hook_callback_train": "keras_estimator / Model.fit + HookCallback train",
         "predict_speedup_vs_ref": "predict speedup (ref ms / ours ms)",
     }
     print()
     for key, label in labels.items():
-        print(f"{label:<52} {_fmt(ratios[key], '8.2f')}x")
+        print(f"{label:<54} {_fmt(ratios[key], '8.2f')}x")
     print()
     return ratios
 
@@ -468,9 +697,7 @@ def main(argv: list[str] | None = None) -> int:
     results["keras_version"] = keras.__version__
     results["keras_estimator_version"] = keras_estimator.__version__
 
-    results["keras_estimator"] = bench_keras_estimator(
-        args.train_steps, args.predict_calls
-    )
+    results.update(bench_keras_estimator(args.train_steps, args.predict_calls))
     results["keras_fit"] = bench_keras_fit(args.train_steps)
     results["fused_limit"] = bench_fused(args.train_steps)
 

@@ -9,7 +9,7 @@ from keras_estimator._backend_check import require_tensorflow_backend
 
 require_tensorflow_backend()
 
-from keras_estimator import compat  # noqa: E402
+from keras_estimator import compat, experimental  # noqa: E402
 from keras_estimator._basic_hooks import (  # noqa: E402
     FeedFnHook,
     FinalOpsHook,
@@ -36,6 +36,7 @@ from keras_estimator._session_run_hook import (  # noqa: E402
     SessionRunHook,
     SessionRunValues,
 )
+from keras_estimator._summaries import SummarySaverHook  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -60,5 +61,7 @@ __all__ = [
     "SessionRunValues",
     "StepCounterHook",
     "StopAtStepHook",
+    "SummarySaverHook",
     "compat",
+    "experimental",
 ]

@@ -31,6 +31,7 @@ from keras_estimator._hook_callback import HookCallback, check_hooks
 from keras_estimator._mode_keys import ModeKeys
 from keras_estimator._model_fn_model import ModelFnModel
 from keras_estimator._run_config import RunConfig
+from keras_estimator._summaries import SummarySaverHook
 from keras_estimator._variable_store import VariableStore
 
 logger = logging.getLogger("keras_estimator")
@@ -216,7 +217,7 @@ class Estimator:
         return self
 
     def _default_hooks(self, model: ModelFnModel, listeners: list[Any]) -> list[Any]:
-        """tf.estimator's default hooks: loss/step logging, steps/sec, checkpoints.
+        """tf.estimator's default hooks: logging, steps/sec, summaries, checkpoints.
 
         Step counting and checkpointing run on the chief only, as before.
         """
@@ -234,6 +235,12 @@ class Estimator:
             return hooks
         if every:
             hooks.append(StepCounterHook(every_n_steps=every, output_dir=self._model_dir))
+        if config.save_summary_steps:
+            hooks.append(
+                SummarySaverHook(
+                    save_steps=config.save_summary_steps, output_dir=self._model_dir
+                )
+            )
         if config.save_checkpoints_steps or config.save_checkpoints_secs:
             saver = CheckpointSaverHook(
                 self._model_dir,

@@ -15,6 +15,8 @@ from typing import Any
 import tensorflow as tf
 
 _VARIABLE_PREFIX = "variable:"
+# Fetching "summaries:<dir>" makes the step record model_fn's summaries there.
+SUMMARY_PREFIX = "summaries:"
 _OPERATION_PREFIX = "operation:"
 
 
@@ -84,7 +86,10 @@ def resolve(
     resolved = {}
     for key in keys:
         named_variable = variable_named(key.split(":")[0])
-        if key in variables:
+        if key.startswith(SUMMARY_PREFIX):
+            # Summaries are written while model_fn is traced; nothing to return.
+            resolved[key] = tf.constant(_OPERATION_DONE)
+        elif key in variables:
             resolved[key] = tf.identity(variables[key])
         elif named_variable is not None and (":" not in key or key.endswith(":0")):
             resolved[key] = tf.identity(named_variable)
@@ -104,7 +109,7 @@ def to_numpy(values: dict[str, Any]) -> dict[str, Any]:
     converted: dict[str, Any] = {}
     for key, value in values.items():
         array = value.numpy() if hasattr(value, "numpy") else value
-        if key.startswith(_OPERATION_PREFIX):
+        if key.startswith((_OPERATION_PREFIX, SUMMARY_PREFIX)):
             converted[key] = None
         else:
             converted[key] = array

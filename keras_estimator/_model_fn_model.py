@@ -17,7 +17,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
-from keras_estimator import _fetches, _inputs
+from keras_estimator import _fetches, _inputs, _summaries
 from keras_estimator._estimator_spec import EstimatorSpec
 from keras_estimator._mode_keys import ModeKeys
 from keras_estimator._variable_store import VariableStore
@@ -72,9 +72,6 @@ class ModelFnModel(keras.Model):
         self.build_graphs: dict[str, Any] = {}
         self.loss_names: dict[str, str] = {}
         self._fetching_functions: dict[Any, Any] = {}
-        self._next_element = tf.function(
-            lambda iterator: iterator.get_next_as_optional(), autograph=False
-        )
         self.built = True
 
     # ---- calling the model_fn -----------------------------------------------
@@ -82,8 +79,18 @@ class ModelFnModel(keras.Model):
     def store(self) -> VariableStore:
         return self._store
 
-    def call_model_fn(self, features: Any, labels: Any, mode: str) -> EstimatorSpec:
-        """Traces the model_fn once in `mode`; returns its validated spec."""
+    def call_model_fn(
+        self,
+        features: Any,
+        labels: Any,
+        mode: str,
+        summary_step: tf.Tensor | None = None,
+    ) -> EstimatorSpec:
+        """Traces the model_fn once in `mode`; returns its validated spec.
+
+        In TRAIN mode, summaries are recorded when a hook asked for them
+        (see `_summaries`), at `summary_step`.
+        """
         model_fn, accepted, params, config = self._call_info
         candidates = {
             "features": features,
@@ -98,8 +105,16 @@ class ModelFnModel(keras.Model):
                 "dataset yields features only. Make input_fn return a dataset of "
                 "(features, labels) tuples."
             )
-        with self._store.scope(allow_creation=self._building):
+        plan = self.fetches.tracing
+        dirs = _summaries.summary_dirs(plan.keys) if plan and mode == ModeKeys.TRAIN else []
+        step = summary_step if summary_step is not None else tf.constant(0, tf.int64)
+        with (
+            self._store.scope(allow_creation=self._building),
+            _summaries.recording(dirs, step) as recording,
+        ):
             spec = model_fn(**{k: v for k, v in candidates.items() if k in accepted})
+            if recording and isinstance(spec, EstimatorSpec):
+                _summaries.write_collected(spec.loss)
         if not isinstance(spec, EstimatorSpec):
             _raise_not_a_spec(spec)
         if self._building:
@@ -154,7 +169,7 @@ class ModelFnModel(keras.Model):
         features, labels = _inputs.split_element(data)
         global_step = self._store.global_step()
         step_before = global_step.read_value()
-        spec = self.call_model_fn(features, labels, ModeKeys.TRAIN)
+        spec = self.call_model_fn(features, labels, ModeKeys.TRAIN, step_before)
         with tf.control_dependencies(_as_dependencies(spec.train_op)):
             step_after = global_step.read_value()
         # A train_op that does not advance the global step (a Keras optimizer's
@@ -261,10 +276,10 @@ class ModelFnModel(keras.Model):
         compiled = self._fetching_functions.get(key)
         if compiled is None:
 
-            def step_with_fetches(data: Any) -> Any:
+            def step_with_fetches(iterator: Any) -> Any:
                 self.fetches.tracing = plan
                 try:
-                    return one_step(data)
+                    return one_step(iterator.get_next())
                 finally:
                     self.fetches.tracing = None
 
@@ -272,10 +287,17 @@ class ModelFnModel(keras.Model):
                 step_with_fetches, autograph=False, reduce_retracing=True
             )
             self._fetching_functions[key] = compiled
-        element = self._next_element(iterator)
-        if not element.has_value():
+        # Calling the concrete function skips tf.function's per-call signature
+        # matching, which costs as much as the step itself on small models.
+        concrete_key = (key, repr(iterator.element_spec))
+        concrete = self._fetching_functions.get(concrete_key)
+        if concrete is None:
+            concrete = compiled.get_concrete_function(iterator)
+            self._fetching_functions[concrete_key] = concrete
+        try:
+            outputs = dict(concrete(iterator))
+        except tf.errors.OutOfRangeError:
             return 0, {}
-        outputs = dict(compiled(element.get_value()))
         self.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
         return 1, outputs
 

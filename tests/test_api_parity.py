@@ -124,6 +124,14 @@ IMPLEMENTED = {
             "SecondOrStepTimer",
             "StepCounterHook",
             "StopAtStepHook",
+            "SummarySaverHook",
+            "experimental.InMemoryEvaluatorHook",
+            "experimental.make_early_stopping_hook",
+            "experimental.make_stop_at_checkpoint_step_hook",
+            "experimental.stop_if_higher_hook",
+            "experimental.stop_if_lower_hook",
+            "experimental.stop_if_no_decrease_hook",
+            "experimental.stop_if_no_increase_hook",
         )
     ),
 }

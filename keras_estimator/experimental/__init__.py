@@ -1,0 +1,21 @@
+"""`tf.estimator.experimental`: early stopping and in-training evaluation hooks."""
+
+from keras_estimator._early_stopping import (
+    make_early_stopping_hook,
+    make_stop_at_checkpoint_step_hook,
+    stop_if_higher_hook,
+    stop_if_lower_hook,
+    stop_if_no_decrease_hook,
+    stop_if_no_increase_hook,
+)
+from keras_estimator._evaluator_hook import InMemoryEvaluatorHook
+
+__all__ = [
+    "InMemoryEvaluatorHook",
+    "make_early_stopping_hook",
+    "make_stop_at_checkpoint_step_hook",
+    "stop_if_higher_hook",
+    "stop_if_lower_hook",
+    "stop_if_no_decrease_hook",
+    "stop_if_no_increase_hook",
+]

@@ -36,6 +36,7 @@ from keras_estimator._session_run_hook import (  # noqa: E402
     SessionRunHook,
     SessionRunValues,
 )
+from keras_estimator._profiler_hook import ProfilerHook  # noqa: E402
 from keras_estimator._summaries import SummarySaverHook  # noqa: E402
 
 __version__ = "0.1.0"
@@ -53,6 +54,7 @@ __all__ = [
     "ModeKeys",
     "NanLossDuringTrainingError",
     "NanTensorHook",
+    "ProfilerHook",
     "RunConfig",
     "SecondOrStepTimer",
     "SessionRunArgs",

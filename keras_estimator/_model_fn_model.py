@@ -118,6 +118,7 @@ class ModelFnModel(keras.Model):
         if not isinstance(spec, EstimatorSpec):
             _raise_not_a_spec(spec)
         if self._building:
+            _check_scaffold(spec.scaffold)
             self.spec_hooks[mode] = _spec_hooks(spec, mode)
             if spec.loss is not None and hasattr(spec.loss, "name"):
                 self.loss_names[mode] = spec.loss.name
@@ -392,6 +393,32 @@ def _fused_runner(
         return count, logs
 
     return tf.function(run, reduce_retracing=True, autograph=False)
+
+
+_SCAFFOLD_FIELDS = (
+    "init_op",
+    "init_feed_dict",
+    "init_fn",
+    "ready_op",
+    "ready_for_local_init_op",
+    "local_init_op",
+    "summary_op",
+    "saver",
+)
+
+
+def _check_scaffold(scaffold: Any) -> None:
+    """Accepts an empty Scaffold; rejects the TF1 session machinery it held."""
+    if scaffold is None:
+        return
+    used = [f for f in _SCAFFOLD_FIELDS if getattr(scaffold, f"_{f}", None) is not None]
+    if used:
+        raise ValueError(
+            f"EstimatorSpec(scaffold=...) sets {used}, which need a TF1 Session "
+            "and do not exist in TF2. Initialise from a checkpoint with "
+            "Estimator(warm_start_from=...); savers and summaries are configured "
+            "with RunConfig."
+        )
 
 
 def _spec_hooks(spec: EstimatorSpec, mode: str) -> tuple[Any, ...]:

@@ -125,6 +125,7 @@ IMPLEMENTED = {
             "StepCounterHook",
             "StopAtStepHook",
             "SummarySaverHook",
+            "ProfilerHook",
             "experimental.InMemoryEvaluatorHook",
             "experimental.make_early_stopping_hook",
             "experimental.make_stop_at_checkpoint_step_hook",

@@ -241,3 +241,24 @@ def test_hooks_must_be_hooks(tmp_path):
         est.train(input_fn(X, Y), steps=1, hooks=[object()])
     with pytest.raises(TypeError, match="hooks must be a list of SessionRunHooks"):
         est.train(input_fn(X, Y), steps=1, hooks=RecordingHook(Ledger(), "x"))
+
+
+def test_scaffold_with_init_fn_is_rejected(tmp_path):
+    def model_fn(features, labels, mode, params):
+        spec = quadratic_model_fn(features, labels, mode, params)
+        scaffold = tf.compat.v1.train.Scaffold(init_fn=lambda scaffold, session: None)
+        return spec._replace(scaffold=scaffold)
+
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match=r"sets \['init_fn'\].*warm_start_from"):
+        est.train(ones_input_fn, steps=1)
+
+
+def test_empty_scaffold_is_accepted(tmp_path):
+    def model_fn(features, labels, mode, params):
+        spec = quadratic_model_fn(features, labels, mode, params)
+        return spec._replace(scaffold=tf.compat.v1.train.Scaffold())
+
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path))
+    est.train(ones_input_fn, steps=2)
+    assert est.get_variable_value("global_step") == 2

@@ -29,6 +29,7 @@ from keras_estimator._estimator import Estimator  # noqa: E402
 from keras_estimator._estimator_spec import EstimatorSpec  # noqa: E402
 from keras_estimator._hook_callback import HookCallback  # noqa: E402
 from keras_estimator._mode_keys import ModeKeys  # noqa: E402
+from keras_estimator._profiler_hook import ProfilerHook  # noqa: E402
 from keras_estimator._run_config import RunConfig  # noqa: E402
 from keras_estimator._session_run_hook import (  # noqa: E402
     SessionRunArgs,
@@ -36,7 +37,6 @@ from keras_estimator._session_run_hook import (  # noqa: E402
     SessionRunHook,
     SessionRunValues,
 )
-from keras_estimator._profiler_hook import ProfilerHook  # noqa: E402
 from keras_estimator._summaries import SummarySaverHook  # noqa: E402
 
 __version__ = "0.1.0"

@@ -291,6 +291,8 @@ class Estimator:
                 "Evaluation made no steps: input_fn's dataset was empty.",
                 stacklevel=2,
             )
+        if ran:
+            logs = {**logs, **model.final_metric_values(dataset.element_spec)}
         results = {key: _to_python(value) for key, value in logs.items()}
         results["global_step"] = int(self._store.global_step().numpy())
         self._write_eval_summary(results, name)

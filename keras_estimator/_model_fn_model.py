@@ -72,6 +72,7 @@ class ModelFnModel(keras.Model):
         self.build_graphs: dict[str, Any] = {}
         self.loss_names: dict[str, str] = {}
         self._fetching_functions: dict[Any, Any] = {}
+        self._value_functions: dict[str, Any] = {}
         self.built = True
 
     # ---- calling the model_fn -----------------------------------------------
@@ -206,6 +207,41 @@ class ModelFnModel(keras.Model):
         features, _ = _inputs.split_element(data)
         spec = self.call_model_fn(features, None, ModeKeys.PREDICT)
         return spec.predictions
+
+    def final_metric_values(self, element_spec: Any) -> dict[str, Any]:
+        """Each eval metric's value op, read after all updates (as TF1 did).
+
+        The model_fn is traced once more in a TF1-style graph and pruned to the
+        value ops, so running it reads the metric variables without running
+        any update. Metrics whose value depends on the input (not on metric
+        variables alone) keep the value of the last step.
+        """
+        key = repr(element_spec)
+        function = self._value_functions.get(key)
+        if function is None:
+            function = self._make_value_function(element_spec)
+            self._value_functions[key] = function
+        if function is False:
+            return {}
+        return {name: value.numpy() for name, value in function().items()}
+
+    def _make_value_function(self, element_spec: Any) -> Any:
+        def metric_values(data: Any) -> dict[str, tf.Tensor]:
+            features, labels = _inputs.split_element(data)
+            spec = self.call_model_fn(features, labels, ModeKeys.EVAL)
+            values = {}
+            for name, metric in (spec.eval_metric_ops or {}).items():
+                if isinstance(metric, keras.metrics.Metric):
+                    values[name] = tf.convert_to_tensor(metric.result())
+                else:
+                    values[name] = tf.convert_to_tensor(metric[0])
+            return values
+
+        wrapped = tf.compat.v1.wrap_function(metric_values, signature=[element_spec])
+        try:
+            return wrapped.prune(feeds=[], fetches=wrapped.structured_outputs)
+        except (ValueError, TypeError, tf.errors.InvalidArgumentError):
+            return False
 
     def _metric_value(self, name: str, metric: Any) -> tf.Tensor:
         """The metric's value after this step's update."""

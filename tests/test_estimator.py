@@ -319,3 +319,27 @@ def test_summary_calls_in_model_fn_do_not_break_training(tmp_path):
     est = ke.Estimator(model_fn, model_dir=str(tmp_path), params=PARAMS)
     est.train(input_fn(X, Y), steps=3)
     assert est.evaluate(input_fn(X, Y, repeat=False))["global_step"] == 3
+
+
+def test_metric_with_grouped_update_op_reads_value_after_all_updates(tmp_path):
+    def model_fn(features, labels, mode):
+        logits = keras.layers.Dense(3)(features["x"])
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        if mode == ke.ModeKeys.TRAIN:
+            optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+            train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
+            return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+        total = tf.compat.v1.get_variable(
+            "label_total", shape=[], collections=[tf.compat.v1.GraphKeys.LOCAL_VARIABLES],
+            initializer=tf.zeros_initializer(),
+        )
+        value = tf.identity(total)  # read before this step's update
+        update = tf.group(total.assign_add(tf.reduce_sum(tf.cast(labels, tf.float32))))
+        return ke.EstimatorSpec(mode, loss=loss, eval_metric_ops={"label_sum": (value, update)})
+
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path))
+    est.train(input_fn(X, Y), steps=1)
+    metrics = est.evaluate(input_fn(X, Y, repeat=False))
+    assert metrics["label_sum"] == pytest.approx(float(Y.sum()))
+    # Metric variables start from zero again in the next evaluation.
+    assert est.evaluate(input_fn(X, Y, repeat=False))["label_sum"] == pytest.approx(float(Y.sum()))

@@ -26,9 +26,9 @@ and, on the keras_estimator side, three more rows from the same Estimator:
    compared with the reference's ``train_steps_per_sec_with_hook``;
 7. "Model.fit + HookCallback": the same ``ModelFnModel`` driven by plain Keras
    ``fit(steps_per_epoch=N)`` with the Estimator's default logging and
-   step-counter hooks in a ``keras_estimator.HookCallback``. The model is left
-   at ``steps_per_execution=1`` (no ``step_plan``), so every step is its own
-   compiled call: Keras' own per-step dispatch, not the Estimator's fusing.
+   step-counter hooks in a ``keras_estimator.HookCallback``. A one-epoch
+   ``fit`` on this model runs through the Estimator's loop, so it fuses the
+   steps no hook needs, as ``Estimator.train`` does.
 
 Rows 5-7 reach into the Estimator's private model (``est._model``) and loop
 context on purpose: the public API has no handle on them yet.
@@ -576,7 +576,7 @@ def _print_report(results: dict[str, Any]) -> dict[str, Any]:
             None,
         ),
         (
-            f"Model.fit + HookCallback (spe={fit_hooks['steps_per_execution']})",
+            "Model.fit + HookCallback",
             fit_hooks["train_steps_per_sec"],
             fit_hooks["train_steps_per_sec_steady"],
             None,

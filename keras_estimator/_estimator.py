@@ -201,7 +201,8 @@ class Estimator:
             *user_callbacks,
         ]
         with _loop_context.active(self._loop_context()):
-            ran = _loop.run_training(model, dataset, state, loop_callbacks)
+            _loop.run_training(model, dataset, state, loop_callbacks)
+        ran = state.value - state.start
         if ran == 0:
             logger.warning(
                 "Training with estimator made no steps. Perhaps input is empty or "

@@ -105,13 +105,21 @@ def _sees_batches(callback: Any) -> bool:
 
 
 def run_training(
-    model: Any, dataset: Any, state: StepState, callbacks: list[Any]
-) -> int:
+    model: Any,
+    dataset: Any,
+    state: StepState,
+    callbacks: list[Any],
+    **fit_kwargs: Any,
+) -> Any:
     """Trains with Keras' `fit` until a callback stops it or the input ends.
 
+    Both `Estimator.train` and `ModelFnModel.fit` come here; `fit_kwargs` are
+    passed on to Keras (e.g. `verbose`).
+
     Returns:
-        The number of steps run.
+        Keras' `History`, or None when no step was due.
     """
+
     def step_plan() -> int:
         return plan_steps(callbacks, state.value)
 
@@ -119,15 +127,17 @@ def run_training(
         state.value = int(logs["global_step"])
         state.last_loss = float(logs["loss"])
 
+    options = {"verbose": 0, "shuffle": False, **fit_kwargs}
     model.step_plan = step_plan
     model.after_chunk = on_chunk
     try:
-        if step_plan() > 0:
-            model.fit(dataset, epochs=1, callbacks=callbacks, verbose=0, shuffle=False)
+        if step_plan() <= 0:
+            return None
+        # The base class's fit: ModelFnModel.fit comes here itself.
+        return keras.Model.fit(model, dataset, epochs=1, callbacks=callbacks, **options)
     finally:
         model.step_plan = None
         model.after_chunk = None
-    return state.value - state.start
 
 
 def run_evaluation(

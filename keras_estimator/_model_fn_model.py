@@ -17,7 +17,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
-from keras_estimator import _fetches, _inputs, _summaries
+from keras_estimator import _fetches, _inputs, _loop, _summaries
 from keras_estimator._estimator_spec import EstimatorSpec
 from keras_estimator._mode_keys import ModeKeys
 from keras_estimator._variable_store import VariableStore
@@ -165,6 +165,28 @@ class ModelFnModel(keras.Model):
         self._logs_specs[mode] = tf.nest.map_structure(
             lambda t: tf.TensorSpec(t.shape, t.dtype), traced.structured_outputs
         )
+
+    # ---- Keras fit ------------------------------------------------------------
+    def fit(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """Keras `fit`; a single epoch fuses steps as `Estimator.train` does.
+
+        With `epochs=1` (the step-based use tf.estimator programs make), the
+        call runs through the Estimator's loop: `steps_per_epoch` counts
+        training steps, and steps that no callback or hook needs run fused in
+        one compiled call. Other calls are plain Keras `fit`, one call per
+        `steps_per_execution` steps.
+        """
+        epochs = kwargs.get("epochs", 1) - kwargs.get("initial_epoch", 0)
+        if self.step_plan is not None or args or y is not None or epochs != 1:
+            return super().fit(x, y, *args, **kwargs)
+        kwargs.pop("epochs", None)
+        steps = kwargs.pop("steps_per_epoch", None)
+        callbacks = list(kwargs.pop("callbacks", None) or [])
+        start = int(self._store.global_step().numpy())
+        state = _loop.StepState(start)
+        last_step = start + steps if steps else None
+        loop_callbacks = [_loop.StopAtStep(state, last_step), *callbacks]
+        return _loop.run_training(self, x, state, loop_callbacks, **kwargs)
 
     # ---- Keras steps ---------------------------------------------------------
     def train_step(self, data: Any) -> dict[str, tf.Tensor]:

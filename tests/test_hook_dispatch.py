@@ -262,3 +262,42 @@ def test_empty_scaffold_is_accepted(tmp_path):
     est = ke.Estimator(model_fn, model_dir=str(tmp_path))
     est.train(ones_input_fn, steps=2)
     assert est.get_variable_value("global_step") == 2
+
+
+class CountingFusableHook(SessionRunHook):
+    """Needs a run boundary every `every` steps; counts the runs it sees."""
+
+    def __init__(self, every):
+        self.every, self.runs, self.steps = every, 0, []
+
+    def steps_until_needed(self, global_step):
+        return self.every - global_step % self.every
+
+    def after_run(self, run_context, run_values):
+        self.runs += 1
+        self.steps.append(run_context.global_step)
+
+
+def test_model_fit_on_model_fn_model_shares_the_fused_loop(tmp_path):
+    def make(directory):
+        return ke.Estimator(
+            quadratic_model_fn, model_dir=str(directory), config=ke.RunConfig(tf_random_seed=1)
+        )
+
+    via_fit = make(tmp_path / "fit")
+    via_fit.train(ones_input_fn, steps=1)
+    model = via_fit._model  # the model_fn as a keras.Model
+    hook = CountingFusableHook(every=5)
+    history = model.fit(
+        ones_input_fn(), steps_per_epoch=12, callbacks=[HookCallback([hook])], verbose=0
+    )
+    assert isinstance(history, keras.callbacks.History)
+    assert int(via_fit._store.global_step().numpy()) == 13
+    # Runs end where the hook needs them: fused in between, not 12 single steps.
+    assert hook.steps == [5, 10, 13]
+
+    via_train = make(tmp_path / "train")
+    via_train.train(ones_input_fn, steps=13)
+    np.testing.assert_array_equal(
+        via_fit._store.get("w").numpy(), via_train.get_variable_value("w")
+    )

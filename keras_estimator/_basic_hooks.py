@@ -26,13 +26,14 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from keras_estimator import _fetches, _loop_context
+from keras_estimator import _loop_context
 from keras_estimator._session_run_hook import (
     SessionRunArgs,
     SessionRunContext,
     SessionRunHook,
     SessionRunValues,
 )
+from keras_estimator._variable_store import as_tf_variable
 
 logger = logging.getLogger("keras_estimator")
 
@@ -522,7 +523,7 @@ class FinalOpsHook(SessionRunHook):
         self._final_ops = final_ops
         self._final_ops_values: Any = None
         leaves = [] if final_ops is None else tf.nest.flatten(final_ops)
-        self._variables_only = all(_fetches._as_variable(x) is not None for x in leaves)
+        self._variables_only = all(as_tf_variable(x) is not None for x in leaves)
         self._last_results: Any = None
 
     @property

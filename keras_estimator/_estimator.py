@@ -488,14 +488,6 @@ def _check_steps(steps: int | None, max_steps: int | None) -> None:
             raise ValueError(f"Must specify {name} > 0, given: {value}.")
 
 
-def _unsupported(name: str, value: Any) -> None:
-    if value:
-        raise NotImplementedError(
-            f"`{name}` are not supported by this version of keras_estimator yet; "
-            f"got {value!r}. Remove them from the call."
-        )
-
-
 def _check_listeners(listeners: Any) -> list[Any]:
     if listeners is None:
         return []

@@ -14,6 +14,8 @@ from typing import Any
 
 import tensorflow as tf
 
+from keras_estimator._variable_store import as_tf_variable
+
 _VARIABLE_PREFIX = "variable:"
 # Fetching "summaries:<dir>" makes the step record model_fn's summaries there.
 SUMMARY_PREFIX = "summaries:"
@@ -47,7 +49,7 @@ class FetchPlan:
             return fetch
         if isinstance(fetch, tf.Operation):
             return _OPERATION_PREFIX + fetch.name
-        variable = _as_variable(fetch)
+        variable = as_tf_variable(fetch)
         if variable is not None:
             key = _VARIABLE_PREFIX + variable.name.split(":")[0]
             self.variables[key] = variable
@@ -95,8 +97,7 @@ def resolve(
             resolved[key] = tf.identity(named_variable)
         elif key.startswith(_OPERATION_PREFIX):
             operation = _lookup_operation(graph, key[len(_OPERATION_PREFIX) :])
-            with tf.control_dependencies([operation]):
-                resolved[key] = tf.constant(_OPERATION_DONE)
+            resolved[key] = _after(operation)
         else:
             resolved[key] = _lookup_tensor(graph, key)
     return resolved
@@ -116,15 +117,6 @@ def to_numpy(values: dict[str, Any]) -> dict[str, Any]:
     return converted
 
 
-def _as_variable(fetch: Any) -> Any:
-    if isinstance(fetch, tf.Variable):
-        return fetch
-    inner = getattr(fetch, "value", None)  # a Keras 3 variable wraps a tf.Variable
-    if isinstance(inner, tf.Variable) and hasattr(fetch, "path"):
-        return inner
-    return None
-
-
 def _lookup_operation(graph: Any, name: str) -> Any:
     try:
         return graph.get_operation_by_name(name)
@@ -140,9 +132,14 @@ def _lookup_tensor(graph: Any, name: str) -> tf.Tensor:
     except (KeyError, ValueError):
         raise ValueError(_missing(graph, name)) from None
     if not operation.outputs:
-        with tf.control_dependencies([operation]):
-            return tf.constant(_OPERATION_DONE)
+        return _after(operation)
     return operation.outputs[0]
+
+
+def _after(operation: Any) -> tf.Tensor:
+    """A placeholder value that makes the step run `operation`."""
+    with tf.control_dependencies([operation]):
+        return tf.constant(_OPERATION_DONE)
 
 
 def _missing(graph: Any, name: str) -> str:

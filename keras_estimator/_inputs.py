@@ -49,7 +49,7 @@ def make_dataset(
             "expected a tf.data.Dataset of (features, labels) or features, or a "
             "(features, labels) tuple of tensors."
         )
-    _check_element(dataset.element_spec, mode)
+    _check_element(dataset.element_spec)
     return dataset
 
 
@@ -60,15 +60,13 @@ def split_element(element: Any) -> tuple[Any, Any]:
     return element, None
 
 
-def _check_element(spec: Any, mode: str) -> None:
-    features, labels = split_element(spec)
-    if isinstance(spec, tuple) and len(spec) not in (2,):
+def _check_element(spec: Any) -> None:
+    if isinstance(spec, tuple) and len(spec) != 2:
         raise TypeError(
             f"input_fn's dataset yields a tuple of {len(spec)} elements; expected "
             "(features, labels) or features alone (a tensor or a dict)."
         )
-    del labels, mode
-    _check_features(features)
+    _check_features(split_element(spec)[0])
 
 
 def _check_features(features: Any) -> None:

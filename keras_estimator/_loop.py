@@ -28,17 +28,6 @@ logger = logging.getLogger("keras_estimator")
 MAX_FUSED_STEPS = 1000
 
 
-class LoopCallback(keras.callbacks.Callback):
-    """A Keras callback that also tells the loop when it next needs a step.
-
-    `global_step` is the step the loop has reached (steps completed).
-    """
-
-    def steps_until_needed(self, global_step: int) -> int | None:
-        """Steps that may run before this callback must see the loop; None: any."""
-        return None
-
-
 class StepState:
     """The global step as the loop last saw it (read once per fused call)."""
 
@@ -48,7 +37,7 @@ class StepState:
         self.last_loss: float | None = None
 
 
-class StopAtStep(LoopCallback):
+class StopAtStep(keras.callbacks.Callback):
     """Stops training once the global step reaches `last_step`."""
 
     def __init__(self, state: StepState, last_step: int | None) -> None:

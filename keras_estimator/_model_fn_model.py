@@ -76,10 +76,6 @@ class ModelFnModel(keras.Model):
         self.built = True
 
     # ---- calling the model_fn -----------------------------------------------
-    @property
-    def store(self) -> VariableStore:
-        return self._store
-
     def call_model_fn(
         self,
         features: Any,
@@ -123,7 +119,6 @@ class ModelFnModel(keras.Model):
             self.spec_hooks[mode] = _spec_hooks(spec, mode)
             if spec.loss is not None and hasattr(spec.loss, "name"):
                 self.loss_names[mode] = spec.loss.name
-        if self._building:
             # Keras metrics are evaluation state, not model state: keep them
             # out of checkpoints, as TF1 metric variables were.
             for metric in (spec.eval_metric_ops or {}).values():
@@ -213,7 +208,7 @@ class ModelFnModel(keras.Model):
         self._eval_loss.update_state(loss)
         logs: dict[str, tf.Tensor] = {}
         for name, metric in (spec.eval_metric_ops or {}).items():
-            logs[name] = self._metric_value(name, metric)
+            logs[name] = _metric_value(metric)
         logs[LOSS_KEY] = self._eval_loss.result()
         return self._with_fetches(logs)
 
@@ -264,17 +259,6 @@ class ModelFnModel(keras.Model):
             return wrapped.prune(feeds=[], fetches=wrapped.structured_outputs)
         except (ValueError, TypeError, tf.errors.InvalidArgumentError):
             return False
-
-    def _metric_value(self, name: str, metric: Any) -> tf.Tensor:
-        """The metric's value after this step's update."""
-        if isinstance(metric, keras.metrics.Metric):
-            return metric.result()
-        value_op, update_op = metric
-        if isinstance(update_op, tf.Tensor) and update_op.shape == value_op.shape:
-            # TF1 metrics return the updated value from their update op.
-            return update_op
-        with tf.control_dependencies(_as_dependencies(update_op)):
-            return tf.identity(value_op)
 
     # ---- compiled functions ------------------------------------------------
     def make_train_function(self, force: bool = False) -> Any:
@@ -331,9 +315,16 @@ class ModelFnModel(keras.Model):
         self, one_step: Any, kind: str, iterator: Any, plan: _fetches.FetchPlan
     ) -> tuple[int, dict[str, Any]]:
         """Runs one step that also returns the values hooks asked for."""
-        key = (kind, tuple(plan.keys), tuple(id(v) for v in plan.variables.values()))
-        compiled = self._fetching_functions.get(key)
-        if compiled is None:
+        key = (
+            kind,
+            tuple(plan.keys),
+            tuple(id(v) for v in plan.variables.values()),
+            repr(iterator.element_spec),
+        )
+        # Concrete functions are called directly: this skips tf.function's
+        # per-call signature matching, which costs as much as a small step.
+        concrete = self._fetching_functions.get(key)
+        if concrete is None:
 
             def step_with_fetches(iterator: Any) -> Any:
                 self.fetches.tracing = plan
@@ -342,17 +333,10 @@ class ModelFnModel(keras.Model):
                 finally:
                     self.fetches.tracing = None
 
-            compiled = tf.function(
-                step_with_fetches, autograph=False, reduce_retracing=True
-            )
-            self._fetching_functions[key] = compiled
-        # Calling the concrete function skips tf.function's per-call signature
-        # matching, which costs as much as the step itself on small models.
-        concrete_key = (key, repr(iterator.element_spec))
-        concrete = self._fetching_functions.get(concrete_key)
-        if concrete is None:
-            concrete = compiled.get_concrete_function(iterator)
-            self._fetching_functions[concrete_key] = concrete
+            concrete = tf.function(
+                step_with_fetches, autograph=False
+            ).get_concrete_function(iterator)
+            self._fetching_functions[key] = concrete
         try:
             outputs = dict(concrete(iterator))
         except tf.errors.OutOfRangeError:
@@ -487,6 +471,18 @@ def _spec_hooks(spec: EstimatorSpec, mode: str) -> tuple[Any, ...]:
     return tuple(spec.prediction_hooks or ())
 
 
+def _metric_value(metric: Any) -> tf.Tensor:
+    """A metric's value for this step's logs (final values: `final_metric_values`)."""
+    if isinstance(metric, keras.metrics.Metric):
+        return metric.result()
+    value_op, update_op = metric
+    if isinstance(update_op, tf.Tensor) and update_op.shape == value_op.shape:
+        # TF1 metrics return the updated value from their update op.
+        return update_op
+    with tf.control_dependencies(_as_dependencies(update_op)):
+        return tf.identity(value_op)
+
+
 def _raise_not_a_spec(spec: Any) -> None:
     text = repr(spec)
     raise TypeError(
@@ -498,11 +494,10 @@ def _raise_not_a_spec(spec: Any) -> None:
 def _as_dependencies(op: Any) -> list[Any]:
     if op is None:
         return []
-    if isinstance(op, tf.Variable) or hasattr(op, "value") and not isinstance(
-        op, (tf.Tensor, tf.Operation)
-    ):
-        return [tf.convert_to_tensor(op)]
-    return [op]
+    if isinstance(op, (tf.Tensor, tf.Operation)):
+        return [op]
+    # A variable (tf or Keras): depend on reading it after the update.
+    return [tf.convert_to_tensor(op)]
 
 
 def _scalar(loss: Any) -> tf.Tensor:

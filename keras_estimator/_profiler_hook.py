@@ -48,9 +48,9 @@ class ProfilerHook(SessionRunHook):
         del show_dataflow, show_memory
 
     def steps_until_needed(self, global_step: int) -> int | None:
-        if self._timer.steps_until_trigger(global_step + 1) is None:
-            return 1  # a clock schedule: every step may be the traced one
-        return self._timer.steps_until_trigger(global_step + 1)
+        until = self._timer.steps_until_trigger(global_step + 1)
+        # On a clock schedule every step may be the traced one.
+        return 1 if until is None else until
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
         step = run_context.global_step + 1

@@ -58,7 +58,6 @@ class _TraceState:
     def __init__(self) -> None:
         self.name_counts: dict[str, int] = {}
         self.registered: set[int] = set()
-        self.used_names: list[str] = []
 
     def unique(self, name: str) -> str:
         count = self.name_counts.get(name, 0)
@@ -77,10 +76,6 @@ class VariableStore:
         self._pending: dict[str, _Entry] = {}
 
     # ---- lookup -------------------------------------------------------------
-    @property
-    def names(self) -> list[str]:
-        return list(self._entries)
-
     def get(self, name: str) -> tf.Variable | None:
         entry = self._entries.get(name)
         return entry.variable if entry else None
@@ -96,7 +91,7 @@ class VariableStore:
 
     def mark_local(self, variables: Any) -> None:
         """Excludes the given variables (e.g. a Keras metric's) from checkpoints."""
-        ids = {id(_unwrap(v)) for v in variables}
+        ids = {id(v) for v in map(as_tf_variable, variables) if v is not None}
         for entry in [*self._entries.values(), *self._pending.values()]:
             if id(entry.variable) in ids:
                 entry.is_local = True
@@ -159,7 +154,6 @@ class VariableStore:
         kwargs: dict[str, Any],
     ) -> tf.Variable:
         name = trace.unique(_qualified_name(kwargs.get("name")))
-        trace.used_names.append(name)
         entry = self._entries.get(name) or self._pending.get(name)
         if entry is None:
             if not allow_creation:
@@ -262,11 +256,14 @@ class VariableStore:
                 graph.add_to_collection(key, variable)
 
 
-def _unwrap(variable: Any) -> Any:
-    """The tf.Variable behind a Keras 3 variable (or the variable itself)."""
-    return getattr(variable, "value", variable) if not isinstance(
-        variable, tf.Variable
-    ) else variable
+def as_tf_variable(value: Any) -> tf.Variable | None:
+    """The tf.Variable that `value` is or that a Keras 3 variable wraps; else None."""
+    if isinstance(value, tf.Variable):
+        return value
+    inner = getattr(value, "value", None)
+    if isinstance(inner, tf.Variable) and hasattr(value, "path"):
+        return inner
+    return None
 
 
 def _qualified_name(name: str | None) -> str:

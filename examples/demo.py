@@ -99,30 +99,24 @@ def main() -> None:
         print(f"predicted class {prediction['class_ids']} (true {label}), "
               f"p={prediction['probabilities'].round(3)}")
 
-    export_dir = export_weights(estimator, model_dir)
+    export_dir = export_for_serving(estimator, model_dir)
     print(f"checkpoints: {estimator.latest_checkpoint()}")
     print(f"exported SavedModel: {export_dir}")
     if metrics["accuracy"] < 0.9:
         raise SystemExit(f"accuracy {metrics['accuracy']:.3f} is below 0.9")
 
 
-def export_weights(estimator: keras_estimator.Estimator, model_dir: str) -> str:
-    """Exports a serving function over the trained weights as a SavedModel."""
-    names = ["dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias"]
-    module = tf.Module()
-    module.weights = [tf.Variable(estimator.get_variable_value(n)) for n in names]
-
-    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
-    def serve(x):
-        kernel, bias, kernel_1, bias_1 = module.weights
-        logits = tf.nn.relu(x @ kernel + bias) @ kernel_1 + bias_1
-        return {"class_ids": tf.argmax(logits, 1), "probabilities": tf.nn.softmax(logits)}
-
-    export_dir = os.path.join(model_dir, "export", "demo")
-    tf.saved_model.save(module, export_dir, signatures={"serving_default": serve})
+def export_for_serving(estimator: keras_estimator.Estimator, model_dir: str) -> str:
+    """Exports the latest checkpoint as a SavedModel and serves 3 flowers from it."""
+    receiver_fn = keras_estimator.export.build_raw_serving_input_receiver_fn(
+        {"x": tf.TensorSpec([None, 4], tf.float32)}
+    )
+    export_dir = estimator.export_saved_model(
+        os.path.join(model_dir, "export", "demo"), receiver_fn
+    ).decode()
     reloaded = tf.saved_model.load(export_dir)
     x, _ = load_iris()
-    served = reloaded.signatures["serving_default"](tf.constant(x[:3]))
+    served = reloaded.signatures["serving_default"](x=tf.constant(x[:3]))
     print(f"served class_ids for 3 flowers: {served['class_ids'].numpy()}")
     return export_dir
 

@@ -9,6 +9,7 @@ holds, so repeated `predict()` calls neither retrace nor reload.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
@@ -20,7 +21,14 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_estimator import _checkpoint, _fn_args, _inputs, _loop, _loop_context
+from keras_estimator import (
+    _checkpoint,
+    _export,
+    _fn_args,
+    _inputs,
+    _loop,
+    _loop_context,
+)
 from keras_estimator._basic_hooks import (
     LoggingTensorHook,
     NanTensorHook,
@@ -33,6 +41,7 @@ from keras_estimator._model_fn_model import ModelFnModel
 from keras_estimator._run_config import RunConfig
 from keras_estimator._summaries import SummarySaverHook
 from keras_estimator._variable_store import VariableStore
+from keras_estimator._warm_start import WarmStartSettings, as_settings, warm_start
 
 logger = logging.getLogger("keras_estimator")
 
@@ -48,8 +57,10 @@ class Estimator:
             new temporary directory.
         config: a `RunConfig`.
         params: a dict passed to model_fn and input_fn as `params`.
-        warm_start_from: a checkpoint path or directory whose trainable
-            variables initialise a model_dir that has no checkpoint yet.
+        warm_start_from: a `WarmStartSettings`, or the path of a checkpoint,
+            a model directory or a SavedModel whose trainable variables
+            initialise the model when training starts with no checkpoint in
+            model_dir.
 
     Example:
         >>> est = Estimator(model_fn, model_dir="/tmp/m")  # doctest: +SKIP
@@ -62,7 +73,7 @@ class Estimator:
         model_dir: str | os.PathLike[str] | None = None,
         config: RunConfig | None = None,
         params: dict[str, Any] | None = None,
-        warm_start_from: Any = None,
+        warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
     ) -> None:
         self._model_fn_args = _fn_args.validate_model_fn(model_fn)
         if config is None:
@@ -82,8 +93,10 @@ class Estimator:
         self._config = config.replace(model_dir=self._model_dir)
         self._model_fn = model_fn
         self._params = dict(params or {})
-        self._warm_start_from = _warm_start_path(warm_start_from)
-        self._store = VariableStore()
+        self._warm_start_from = as_settings(warm_start_from)
+        self._warm_started = False
+        self._strategy = _strategy_of(self._config)
+        self._store = VariableStore(self._strategy)
         self._model: ModelFnModel | None = None
         self._synced_checkpoint: str | None = None
         self._predict_function: Any = None
@@ -177,10 +190,10 @@ class Estimator:
         listeners = _check_listeners(saving_listeners)
         self._ensure_writable()
         model = self._get_model()
-        dataset = self._dataset(input_fn, ModeKeys.TRAIN)
+        dataset, element_spec = self._loop_input(input_fn, ModeKeys.TRAIN)
         if self.latest_checkpoint() is None:
             self._seed()
-        model.build_mode(ModeKeys.TRAIN, dataset.element_spec)
+        model.build_mode(ModeKeys.TRAIN, element_spec)
         self._sync(None, ModeKeys.TRAIN)
         start = int(self._store.global_step().numpy())
         if max_steps is not None and start >= max_steps:
@@ -279,8 +292,8 @@ class Estimator:
         user_hooks = check_hooks(hooks)
         user_callbacks = _check_callbacks(callbacks)
         model = self._get_model()
-        dataset = self._dataset(input_fn, ModeKeys.EVAL)
-        model.build_mode(ModeKeys.EVAL, dataset.element_spec)
+        dataset, element_spec = self._loop_input(input_fn, ModeKeys.EVAL)
+        model.build_mode(ModeKeys.EVAL, element_spec)
         self._sync(checkpoint_path, ModeKeys.EVAL)
         self._store.reset_local_variables()
         spec_hooks = model.spec_hooks.get(ModeKeys.EVAL, ())
@@ -293,7 +306,7 @@ class Estimator:
                 stacklevel=2,
             )
         if ran:
-            logs = {**logs, **model.final_metric_values(dataset.element_spec)}
+            logs = {**logs, **model.final_metric_values(element_spec)}
         results = {key: _to_python(value) for key, value in logs.items()}
         results["global_step"] = int(self._store.global_step().numpy())
         self._write_eval_summary(results, name)
@@ -371,22 +384,170 @@ class Estimator:
                 yield tf.nest.map_structure(lambda t: t.numpy(), outputs)
         listeners.on_predict_end()
 
+    # ---- export ---------------------------------------------------------------
+    def export_saved_model(
+        self,
+        export_dir_base: str | bytes | os.PathLike[str],
+        serving_input_receiver_fn: Callable[[], Any] | None,
+        assets_extra: dict[str, str] | None = None,
+        as_text: bool = False,
+        checkpoint_path: str | None = None,
+        experimental_mode: str = ModeKeys.PREDICT,
+    ) -> bytes:
+        """Exports the serving graph and a checkpoint's values as a SavedModel.
+
+        The serving_input_receiver_fn and the model_fn (PREDICT mode) are
+        traced together; variables take the values of `checkpoint_path` (or
+        the latest checkpoint). Each entry of the EstimatorSpec's
+        `export_outputs` becomes a signature under its key (default: the
+        predictions as `serving_default`), plus `<alternative>:<key>` for
+        each receiver tensors alternative, with the method names TensorFlow
+        Serving expects. The SavedModel loads with `tf.saved_model.load`,
+        without this package.
+
+        Args:
+            export_dir_base: the export is written to
+                `<export_dir_base>/<timestamp>`.
+            serving_input_receiver_fn: a function of no arguments returning a
+                `keras_estimator.export.ServingInputReceiver` or
+                `TensorServingInputReceiver`.
+            assets_extra: a dict of destination path (relative to
+                `assets.extra/`) -> source file to copy there.
+            as_text: write `saved_model.pbtxt` instead of `saved_model.pb`.
+            checkpoint_path: the checkpoint to export; None for the latest.
+            experimental_mode: only `ModeKeys.PREDICT` can be exported.
+
+        Returns:
+            The export directory, as bytes.
+
+        Raises:
+            ValueError: no receiver fn or no checkpoint, or bad receivers or
+                export outputs.
+            NotImplementedError: `experimental_mode` is TRAIN or EVAL.
+        """
+        if not serving_input_receiver_fn:
+            raise ValueError(
+                "An input_receiver_fn must be defined: pass a "
+                "serving_input_receiver_fn returning a ServingInputReceiver."
+            )
+        return self.experimental_export_all_saved_models(
+            export_dir_base,
+            {experimental_mode: serving_input_receiver_fn},
+            assets_extra=assets_extra,
+            as_text=as_text,
+            checkpoint_path=checkpoint_path,
+        )
+
+    def experimental_export_all_saved_models(
+        self,
+        export_dir_base: str | bytes | os.PathLike[str],
+        input_receiver_fn_map: dict[str, Callable[[], Any]],
+        assets_extra: dict[str, str] | None = None,
+        as_text: bool = False,
+        checkpoint_path: str | None = None,
+    ) -> bytes:
+        """Exports a SavedModel for the modes in `input_receiver_fn_map`.
+
+        Only `ModeKeys.PREDICT` (the serving graph, as in
+        `export_saved_model`) can be exported; TRAIN and EVAL raise
+        NotImplementedError.
+
+        Returns:
+            The export directory, as bytes.
+        """
+        path = _export.resolve_checkpoint(
+            checkpoint_path,
+            self.latest_checkpoint(),
+            self._model_dir,
+            self._warm_start_from.ckpt_to_initialize_from
+            if self._warm_start_from
+            else None,
+        )
+        return _export.export_all_saved_models(
+            self._get_model(),
+            export_dir_base,
+            input_receiver_fn_map,
+            path,
+            assets_extra=assets_extra,
+            as_text=as_text,
+        )
+
+    @property
+    def export_savedmodel(self) -> Callable[..., bytes]:
+        """Deprecated alias of `export_saved_model` (tf.compat.v1's signature).
+
+        Called as `export_savedmodel(export_dir_base,
+        serving_input_receiver_fn, assets_extra=None, as_text=False,
+        checkpoint_path=None, strip_default_attrs=False)`; `strip_default_attrs`
+        has no effect (TF2's SavedModel writer decides).
+        """
+
+        def export_savedmodel(
+            export_dir_base: str | bytes | os.PathLike[str],
+            serving_input_receiver_fn: Callable[[], Any],
+            assets_extra: dict[str, str] | None = None,
+            as_text: bool = False,
+            checkpoint_path: str | None = None,
+            strip_default_attrs: bool = False,
+        ) -> bytes:
+            warnings.warn(
+                "Estimator.export_savedmodel is deprecated: use export_saved_model.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return self.export_saved_model(
+                export_dir_base,
+                serving_input_receiver_fn,
+                assets_extra=assets_extra,
+                as_text=as_text,
+                checkpoint_path=checkpoint_path,
+            )
+
+        return export_savedmodel
+
     # ---- internals ------------------------------------------------------------
     def _get_model(self) -> ModelFnModel:
         if self._model is None:
-            model = ModelFnModel(
-                self._model_fn,
-                self._model_fn_args,
-                self._params,
-                self._config,
-                self._store,
-            )
-            model.compile(optimizer=None, jit_compile=False, steps_per_execution=1)
+            # Made in the strategy's scope, the model runs its steps on every
+            # replica (`model.distribute_strategy`).
+            with self._strategy.scope() if self._strategy else contextlib.nullcontext():
+                model = ModelFnModel(
+                    self._model_fn,
+                    self._model_fn_args,
+                    self._params,
+                    self._config,
+                    self._store,
+                )
+                model.compile(optimizer=None, jit_compile=False, steps_per_execution=1)
             self._model = model
         return self._model
 
     def _dataset(self, input_fn: Callable[..., Any], mode: str) -> tf.data.Dataset:
         return _inputs.make_dataset(input_fn, mode, self._params, self._config)
+
+    def _loop_input(self, input_fn: Callable[..., Any], mode: str) -> tuple[Any, Any]:
+        """The train/eval loop's input and the spec of one replica's element.
+
+        With several replicas, input_fn is called once per input pipeline
+        (worker), with a `tf.distribute.InputContext` when it takes
+        `input_context`, and each element is one replica's batch, as
+        tf.estimator's `make_input_fn_iterator` had it.
+        """
+        strategy = self._strategy
+        if strategy is None or strategy.num_replicas_in_sync == 1:
+            dataset = self._dataset(input_fn, mode)
+            return dataset, dataset.element_spec
+        made: list[tf.data.Dataset] = []
+
+        def dataset_fn(context: tf.distribute.InputContext) -> tf.data.Dataset:
+            dataset = _inputs.make_dataset(
+                input_fn, mode, self._params, self._config, input_context=context
+            )
+            made.append(dataset)
+            return dataset
+
+        distributed = strategy.distribute_datasets_from_function(dataset_fn)
+        return distributed, made[0].element_spec
 
     def _seed(self) -> None:
         seed = self._config.tf_random_seed
@@ -405,7 +566,7 @@ class Estimator:
                     self._model_dir,
                     "predict" if mode == ModeKeys.PREDICT else "evaluate",
                 )
-            elif self._warm_start_from and new_names:
+            elif self._warm_start_from:
                 self._warm_start(new_names)
             return
         saveable = self._store.saveable()
@@ -418,19 +579,16 @@ class Estimator:
         self._synced_checkpoint = path
 
     def _warm_start(self, names: list[str]) -> None:
-        source = self._warm_start_from
-        assert source is not None
-        path = tf.train.latest_checkpoint(source) if os.path.isdir(source) else source
-        if path is None:
-            raise ValueError(
-                f"warm_start_from={source!r} has no checkpoint to start from."
-            )
-        saveable = self._store.saveable()
-        trainable = {
-            n: saveable[n] for n in names if n in saveable and saveable[n].trainable
-        }
-        restored = _checkpoint.restore(trainable, path)
-        logger.info("Warm-started %d variables from %s.", len(restored), path)
+        """Initialises the model from `warm_start_from`, once, before training.
+
+        Called when training starts with no checkpoint in model_dir. All the
+        store's variables are candidates, not only `names` (those this call
+        created): variables an earlier evaluate or predict created belong to
+        the training graph tf.estimator warm-started too.
+        """
+        if self._warm_start_from is not None and not self._warm_started:
+            warm_start(self._store.saveable(), self._warm_start_from)
+            self._warm_started = True
 
     def _ensure_writable(self) -> None:
         try:
@@ -460,17 +618,6 @@ def _resolve_model_dir(
         resolved = tempfile.mkdtemp()
         logger.warning("Using temporary folder as model directory: %s", resolved)
     return resolved
-
-
-def _warm_start_path(warm_start_from: Any) -> str | None:
-    if warm_start_from is None:
-        return None
-    if isinstance(warm_start_from, (str, os.PathLike)):
-        return os.fspath(warm_start_from)
-    raise TypeError(
-        f"warm_start_from must be a checkpoint path or directory, got "
-        f"{type(warm_start_from).__name__}."
-    )
 
 
 def _check_steps(steps: int | None, max_steps: int | None) -> None:
@@ -550,3 +697,18 @@ def _split_examples(outputs: Any) -> Iterator[Any]:
         )
     for i in range(int(batch.pop() or 0)):
         yield {k: v[i] for k, v in arrays.items()}
+
+
+def _strategy_of(config: RunConfig) -> tf.distribute.Strategy | None:
+    """The one strategy all modes run under: train_distribute, else eval_distribute.
+
+    The modes share their variables, which belong to one strategy.
+    """
+    train, evaluate = config.train_distribute, config.eval_distribute
+    if train is not None and evaluate is not None and evaluate is not train:
+        logger.warning(
+            "RunConfig sets both train_distribute and eval_distribute; the "
+            "Estimator's variables live under train_distribute, so evaluation "
+            "runs under it too."
+        )
+    return train if train is not None else evaluate

@@ -29,7 +29,13 @@ import tensorflow as tf
 from keras_estimator._mode_keys import ALL_MODES, ModeKeys
 
 _VARIABLE_TYPES = (tf.Variable, keras.Variable)
-_OP_LIKE_TYPES = (tf.Operation, tf.Tensor, *_VARIABLE_TYPES)
+# Under a distribution strategy, v1 optimizers return per-replica values.
+_OP_LIKE_TYPES = (
+    tf.Operation,
+    tf.Tensor,
+    tf.distribute.DistributedValues,
+    *_VARIABLE_TYPES,
+)
 _MAX_REPR = 120
 
 

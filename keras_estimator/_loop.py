@@ -142,8 +142,10 @@ def run_evaluation(
 
     model.step_plan = step_plan
     try:
-        logs = model.evaluate(
-            dataset, verbose=0, return_dict=True, callbacks=list(callbacks)
+        # The base class's evaluate: a model bound to an Estimator comes here
+        # through the Estimator.
+        logs = keras.Model.evaluate(
+            model, dataset, verbose=0, return_dict=True, callbacks=list(callbacks)
         )
     finally:
         model.step_plan = None

@@ -11,13 +11,15 @@ hooks and callbacks need; plain Keras use falls back to `steps_per_execution`.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import keras
+import numpy as np
 import tensorflow as tf
 
-from keras_estimator import _fetches, _inputs, _loop, _summaries
+from keras_estimator import _fetches, _inputs, _loop, _private_api, _summaries
 from keras_estimator._estimator_spec import EstimatorSpec
 from keras_estimator._mode_keys import ModeKeys
 from keras_estimator._variable_store import VariableStore
@@ -25,6 +27,14 @@ from keras_estimator._variable_store import VariableStore
 LOSS_KEY = "loss"
 GLOBAL_STEP_KEY = "global_step"
 FETCHES_KEY = "_hook_fetches"
+
+
+class _StepCounts:
+    """Steps run, kept off the model: Keras' attribute tracking costs a step's worth."""
+
+    def __init__(self) -> None:
+        self.executed = 0
+        self.last_run = 0
 
 
 class _FetchState:
@@ -63,8 +73,10 @@ class ModelFnModel(keras.Model):
         self._building = False
         self._eval_loss = keras.metrics.Mean(name="loss")
         self._logs_specs: dict[str, Any] = {}
-        self.executed_steps = 0
-        self.last_run_steps = 0
+        self._counts = _StepCounts()
+        # The Estimator this model reads and writes checkpoints through, if
+        # any (held in a tuple so Keras' attribute tracking leaves it alone).
+        self._owner: tuple[Any, ...] = (None,)
         self.after_chunk: Callable[[dict[str, Any]], None] | None = None
         self.step_plan: Callable[[], int] | None = None
         self.fetches = _FetchState()
@@ -72,8 +84,23 @@ class ModelFnModel(keras.Model):
         self.build_graphs: dict[str, Any] = {}
         self.loss_names: dict[str, str] = {}
         self._fetching_functions: dict[Any, Any] = {}
+        self._last_spec_key: tuple[Any, str] = (None, "")
         self._value_functions: dict[str, Any] = {}
         self.built = True
+
+    @property
+    def executed_steps(self) -> int:
+        """Steps run by this model's train and test functions, in all."""
+        return self._counts.executed
+
+    @property
+    def last_run_steps(self) -> int:
+        """Steps the last call of the train or test function ran (0: input ended)."""
+        return self._counts.last_run
+
+    @last_run_steps.setter
+    def last_run_steps(self, value: int) -> None:
+        self._counts.last_run = value
 
     # ---- calling the model_fn -----------------------------------------------
     def call_model_fn(
@@ -108,6 +135,7 @@ class ModelFnModel(keras.Model):
         with (
             self._store.scope(allow_creation=self._building),
             _summaries.recording(dirs, step) as recording,
+            _private_api.estimator_loss_scaling(tf.distribute.get_strategy()),
         ):
             spec = model_fn(**{k: v for k, v in candidates.items() if k in accepted})
             if recording and isinstance(spec, EstimatorSpec):
@@ -147,6 +175,7 @@ class ModelFnModel(keras.Model):
             ModeKeys.PREDICT: self.predict_step,
         }[mode]
         self._store.global_step()
+        self._adopt_variables(mode, element_spec)
         self._building = True
         try:
             # wrap_function traces exactly once (tf.function may trace twice
@@ -161,6 +190,24 @@ class ModelFnModel(keras.Model):
             lambda t: tf.TensorSpec(t.shape, t.dtype), traced.structured_outputs
         )
 
+    def _adopt_variables(self, mode: str, element_spec: Any) -> None:
+        """Takes into the store the variables a stateful model_fn made itself.
+
+        A model_fn object that owns a built Keras model (`KerasModelFn`) has
+        its variables before any trace; it lists them by checkpoint name.
+        """
+        provide = getattr(self._call_info[0], "variables_before_trace", None)
+        if provide is None:
+            return
+        for name, (variable, is_local) in provide(mode, element_spec).items():
+            self._store.adopt(name, variable, is_local)
+
+    def reset_metrics(self) -> None:
+        super().reset_metrics()
+        reset = getattr(self._call_info[0], "reset_metrics", None)
+        if reset is not None:
+            reset()
+
     # ---- Keras fit ------------------------------------------------------------
     def fit(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
         """Keras `fit`; a single epoch fuses steps as `Estimator.train` does.
@@ -172,6 +219,9 @@ class ModelFnModel(keras.Model):
         `steps_per_execution` steps.
         """
         epochs = kwargs.get("epochs", 1) - kwargs.get("initial_epoch", 0)
+        owner = self._owner[0]
+        if owner is not None and self.step_plan is None:
+            return self._fit_through(owner, x, y, args, epochs, kwargs)
         if self.step_plan is not None or args or y is not None or epochs != 1:
             return super().fit(x, y, *args, **kwargs)
         kwargs.pop("epochs", None)
@@ -183,6 +233,74 @@ class ModelFnModel(keras.Model):
         loop_callbacks = [_loop.StopAtStep(state, last_step), *callbacks]
         return _loop.run_training(self, x, state, loop_callbacks, **kwargs)
 
+    # ---- bound to an Estimator: model_fn_to_keras ----------------------------
+    def bind_estimator(self, estimator: Any) -> None:
+        """Routes fit/evaluate/predict through `estimator` and its model_dir."""
+        self._owner = (estimator,)
+
+    def _fit_through(
+        self,
+        owner: Any,
+        x: Any,
+        y: Any,
+        args: tuple[Any, ...],
+        epochs: int,
+        kwargs: dict[str, Any],
+    ) -> Any:
+        unsupported = sorted(
+            k for k in kwargs if k not in ("steps_per_epoch", "callbacks", "verbose", "epochs")
+        )
+        if y is not None or args or epochs != 1 or unsupported:
+            raise ValueError(
+                "A model_fn model trains the Estimator way: fit(dataset, "
+                "steps_per_epoch=N, callbacks=[...]) runs N steps (or until the "
+                "dataset ends) and saves checkpoints to model_dir per RunConfig. "
+                f"Got y={y!r}, epochs={epochs}, extra arguments "
+                f"{[*map(repr, args), *unsupported]}; put labels in the dataset "
+                "and call fit once per run of steps."
+            )
+        owner.train(
+            lambda: x,
+            steps=kwargs.get("steps_per_epoch"),
+            callbacks=kwargs.get("callbacks"),
+        )
+        return self.history
+
+    def evaluate(self, x: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """Evaluates from model_dir's latest checkpoint when bound to an Estimator.
+
+        Returns Keras' forms: a dict with `return_dict=True`, else the loss
+        followed by the metrics in name order.
+        """
+        owner = self._owner[0]
+        if owner is None or self.step_plan is not None:
+            return super().evaluate(x, *args, **kwargs)
+        results = owner.evaluate(
+            lambda: x, steps=kwargs.get("steps"), callbacks=kwargs.get("callbacks")
+        )
+        if kwargs.get("return_dict"):
+            return results
+        names = [LOSS_KEY, *sorted(k for k in results if k not in (LOSS_KEY, GLOBAL_STEP_KEY))]
+        return [results[name] for name in names]
+
+    def predict(self, x: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """Predicts from model_dir's latest checkpoint when bound to an Estimator.
+
+        Returns the model_fn's predictions for every example, batches joined:
+        one array, or a dict of arrays.
+        """
+        owner = self._owner[0]
+        if owner is None:
+            return super().predict(x, *args, **kwargs)
+        batches = list(
+            owner.predict(
+                lambda: x, yield_single_examples=False, callbacks=kwargs.get("callbacks")
+            )
+        )
+        if not batches:
+            return batches
+        return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *batches)
+
     # ---- Keras steps ---------------------------------------------------------
     def train_step(self, data: Any) -> dict[str, tf.Tensor]:
         features, labels = _inputs.split_element(data)
@@ -193,12 +311,14 @@ class ModelFnModel(keras.Model):
             step_after = global_step.read_value()
         # A train_op that does not advance the global step (a Keras optimizer's
         # apply_gradients, say) would never reach max_steps: advance it here.
-        step_after = tf.cond(
-            step_after > step_before,
-            lambda: step_after,
-            lambda: global_step.assign_add(1, read_value=True),
-        )
-        logs = {LOSS_KEY: _scalar(spec.loss), GLOBAL_STEP_KEY: step_after}
+        # An add of 0 or 1 rather than a cond: a distributed variable's update
+        # may not sit inside control flow, and the add is cheaper.
+        missed = tf.cast(step_after <= step_before, global_step.dtype)
+        step_after = global_step.assign_add(missed, read_value=True)
+        logs = {LOSS_KEY: _scalar(spec.loss)}
+        # A model_fn object may report what Keras' own fit would log.
+        logs.update(getattr(self._call_info[0], "step_logs", None) or {})
+        logs[GLOBAL_STEP_KEY] = step_after
         return self._with_fetches(logs)
 
     def test_step(self, data: Any) -> dict[str, tf.Tensor]:
@@ -254,7 +374,19 @@ class ModelFnModel(keras.Model):
                     values[name] = tf.convert_to_tensor(metric[0])
             return values
 
-        wrapped = tf.compat.v1.wrap_function(metric_values, signature=[element_spec])
+        strategy = self.distribute_strategy
+        traced: Callable[[Any], dict[str, tf.Tensor]] = metric_values
+        if strategy.num_replicas_in_sync > 1:
+            # Metric updates exist only in replica context; the values read
+            # there are already aggregated over replicas.
+            def traced(data: Any) -> dict[str, tf.Tensor]:
+                with self._store.scope(allow_creation=False):
+                    outputs = strategy.run(metric_values, args=(data,))
+                return tf.nest.map_structure(
+                    lambda v: strategy.experimental_local_results(v)[0], outputs
+                )
+
+        wrapped = tf.compat.v1.wrap_function(traced, signature=[element_spec])
         try:
             return wrapped.prune(feeds=[], fetches=wrapped.structured_outputs)
         except (ValueError, TypeError, tf.errors.InvalidArgumentError):
@@ -286,10 +418,15 @@ class ModelFnModel(keras.Model):
             spec = self._logs_specs[ModeKeys.PREDICT]
 
             def predict() -> Any:
-                outputs = strategy.run(self.predict_step, args=(element.get_value(),))
-                outputs = tf.nest.map_structure(
-                    lambda v: _reduce_batch(strategy, v), outputs
-                )
+                if strategy.num_replicas_in_sync > 1:
+                    # Prediction input is not split over replicas: one
+                    # replica's worth of work runs on the whole batch.
+                    outputs = self.predict_step(element.get_value())
+                else:
+                    outputs = strategy.run(self.predict_step, args=(element.get_value(),))
+                    outputs = tf.nest.map_structure(
+                        lambda v: _reduce_batch(strategy, v), outputs
+                    )
                 return tf.experimental.Optional.from_value(outputs)
 
             return tf.cond(
@@ -319,10 +456,11 @@ class ModelFnModel(keras.Model):
             kind,
             tuple(plan.keys),
             tuple(id(v) for v in plan.variables.values()),
-            repr(iterator.element_spec),
+            self._spec_key(iterator),
         )
-        # Concrete functions are called directly: this skips tf.function's
-        # per-call signature matching, which costs as much as a small step.
+        # The traced function is called directly: this skips tf.function's
+        # per-call signature matching and input binding, which cost as much
+        # as a small step.
         concrete = self._fetching_functions.get(key)
         if concrete is None:
 
@@ -338,11 +476,23 @@ class ModelFnModel(keras.Model):
             ).get_concrete_function(iterator)
             self._fetching_functions[key] = concrete
         try:
-            outputs = dict(concrete(iterator))
+            outputs = dict(_private_api.call_traced(concrete, iterator))
         except tf.errors.OutOfRangeError:
             return 0, {}
         self.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
         return 1, outputs
+
+    def _spec_key(self, iterator: Any) -> str:
+        """The iterator's element spec as a key; computed once per iterator."""
+        cached_ref, cached_key = self._last_spec_key
+        if cached_ref is not None and cached_ref() is iterator:
+            return cached_key
+        key = repr(iterator.element_spec)
+        try:
+            self._last_spec_key = (weakref.ref(iterator), key)
+        except TypeError:  # not weakly referenceable: recompute next time
+            pass
+        return key
 
     def _planned_steps(self) -> int:
         if self.step_plan is None:
@@ -362,7 +512,11 @@ class ModelFnModel(keras.Model):
         mode = ModeKeys.TRAIN if kind == "train" else ModeKeys.EVAL
 
         def one_step(data: Any) -> dict[str, tf.Tensor]:
-            outputs = strategy.run(step_fn, args=(data,))
+            # Replica steps run in threads of their own under MirroredStrategy,
+            # and cross-replica updates (v1 optimizers' `merge_call`) in this
+            # one: the store must hand out its variables here too.
+            with self._store.scope(allow_creation=False):
+                outputs = strategy.run(step_fn, args=(data,))
             return tf.nest.map_structure(lambda v: _reduce(strategy, v), outputs)
 
         fused = _fused_runner(one_step, lambda: self._logs_specs[mode])
@@ -374,7 +528,7 @@ class ModelFnModel(keras.Model):
                 self.build_mode(mode, iterator.element_spec)
             planned = self._planned_steps()
             if planned <= 0:
-                self.last_run_steps = 0
+                self._counts.last_run = 0
                 self._stop(kind)
                 return last_logs
             plan = self.fetches.request
@@ -384,8 +538,8 @@ class ModelFnModel(keras.Model):
             else:
                 steps_run, logs = fused(iterator, tf.constant(planned, tf.int32))
             steps_run = int(steps_run)
-            self.last_run_steps = steps_run
-            self.executed_steps += steps_run
+            self._counts.last_run = steps_run
+            self._counts.executed += steps_run
             if steps_run == 0:
                 self._stop(kind)
                 return last_logs
@@ -397,6 +551,46 @@ class ModelFnModel(keras.Model):
             return logs
 
         return function
+
+    # ---- export (used by _export) ---------------------------------------------
+    def call_model_fn_with_store(
+        self,
+        features: Any,
+        labels: Any,
+        mode: str,
+        store: VariableStore,
+        allow_creation: bool,
+    ) -> EstimatorSpec:
+        """Calls the model_fn on `store`'s variables; this model is left as it was.
+
+        An export traces the model_fn against a store of its own, restored
+        from the exported checkpoint, so the variables the Estimator trains
+        and predicts with, and what it recorded per mode (hooks, loss
+        names), are untouched.
+
+        Args:
+            features: passed to model_fn.
+            labels: passed to model_fn (None when serving).
+            mode: the mode to call model_fn in.
+            store: the variable store the call takes its variables from.
+            allow_creation: whether `store` may create variables (as in a
+                building trace; call `store.materialize()` afterwards).
+
+        Returns:
+            The validated EstimatorSpec.
+        """
+        saved_hooks = dict(self.spec_hooks)
+        saved_loss_names = dict(self.loss_names)
+        saved_store, saved_building = self._store, self._building
+        self._store, self._building = store, allow_creation
+        try:
+            return self.call_model_fn(features, labels, mode)
+        finally:
+            self._store, self._building = saved_store, saved_building
+            self.spec_hooks.clear()
+            self.spec_hooks.update(saved_hooks)
+            self.loss_names.clear()
+            self.loss_names.update(saved_loss_names)
 
 
 def _fused_runner(
@@ -496,6 +690,9 @@ def _as_dependencies(op: Any) -> list[Any]:
         return []
     if isinstance(op, (tf.Tensor, tf.Operation)):
         return [op]
+    if isinstance(op, tf.distribute.DistributedValues) and not isinstance(op, tf.Variable):
+        # Per-replica results of an update made in cross-replica context.
+        return [t for value in op.values for t in _as_dependencies(value)]
     # A variable (tf or Keras): depend on reading it after the update.
     return [tf.convert_to_tensor(op)]
 
@@ -512,8 +709,8 @@ def _reduce_batch(strategy: tf.distribute.Strategy, value: Any) -> Any:
 
 
 def _reduce(strategy: tf.distribute.Strategy, value: Any) -> Any:
-    if strategy.num_replicas_in_sync == 1:
-        return strategy.experimental_local_results(value)[0]
-    if value.dtype.is_floating:
-        return strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None)
-    return strategy.experimental_local_results(value)[0]
+    """One value from the replicas: the mean of floats, else the first replica's."""
+    local = strategy.experimental_local_results(value)
+    if strategy.num_replicas_in_sync == 1 or not local[0].dtype.is_floating:
+        return local[0]
+    return strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None)

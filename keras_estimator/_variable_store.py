@@ -53,11 +53,30 @@ class _Entry:
 
 
 class _TraceState:
-    """Names and collection entries already handed out in one trace."""
+    """Names and collection entries already handed out in one trace.
 
-    def __init__(self) -> None:
+    Under a strategy with several replicas each replica traces the model_fn
+    in its own thread, and graph-wide name scopes make replica 1's names
+    differ (`accuracy_1/total` for replica 0's `accuracy/total`). Replicas
+    ask for the same variables in the same order, so replica k's n-th request
+    is given replica 0's n-th name (`replica_names`).
+    """
+
+    def __init__(self, replica: int | None = None, replica_names: list[str] | None = None) -> None:
         self.name_counts: dict[str, int] = {}
         self.registered: set[int] = set()
+        self.replica = replica
+        self.replica_names = replica_names if replica_names is not None else []
+        self.position = 0
+
+    def replica_name(self, name: str) -> str:
+        """The name replica 0 used for this request (recording it on replica 0)."""
+        if self.replica == 0:
+            self.replica_names.append(name)
+        elif self.replica is not None and self.position < len(self.replica_names):
+            name = self.replica_names[self.position]
+        self.position += 1
+        return name
 
     def unique(self, name: str) -> str:
         count = self.name_counts.get(name, 0)
@@ -74,6 +93,7 @@ class VariableStore:
         self._creating = threading.local()
         self._new_names: list[str] = []
         self._pending: dict[str, _Entry] = {}
+        self._replica_names: list[str] = []
 
     # ---- lookup -------------------------------------------------------------
     def get(self, name: str) -> tf.Variable | None:
@@ -102,6 +122,26 @@ class VariableStore:
             if entry.is_local:
                 entry.variable.assign(entry.initial_value())
 
+    def adopt(self, name: str, variable: tf.Variable, is_local: bool) -> None:
+        """Keeps a variable made elsewhere (a built Keras model's) under `name`."""
+        entry = self._entries.get(name)
+        if entry is not None:
+            if entry.variable is not variable:
+                raise ValueError(
+                    f"Variable name {name!r} is taken by another variable. "
+                    "Give the model's layers distinct names."
+                )
+            return
+        initial = tf.identity(variable.read_value()) if is_local else None
+        self._entries[name] = _Entry(
+            variable,
+            lambda: initial,
+            is_local,
+            (),
+            {"trainable": variable.trainable, "dtype": variable.dtype},
+        )
+        self._new_names.append(name)
+
     # ---- the global step ----------------------------------------------------
     def global_step(self) -> tf.Variable:
         """The int64 `global_step` variable, created on first use."""
@@ -128,7 +168,10 @@ class VariableStore:
             allow_creation: whether a name not yet in the store may be created
                 (true for the building trace of a mode, false afterwards).
         """
-        trace = _TraceState()
+        replica = _replica_index()
+        if replica == 0:
+            self._replica_names = []
+        trace = _TraceState(replica, self._replica_names)
 
         def creator(next_creator: Callable[..., Any], **kwargs: Any) -> Any:
             if getattr(self._creating, "active", False):
@@ -153,8 +196,22 @@ class VariableStore:
         allow_creation: bool,
         kwargs: dict[str, Any],
     ) -> tf.Variable:
-        name = trace.unique(_qualified_name(kwargs.get("name")))
+        name = _qualified_name(kwargs.get("name"))
+        replica = _replica_copy(name)
+        if replica is not None:
+            # A strategy's own creator asks, device by device, for the copies
+            # of a variable made in cross-replica context (a v1 optimizer's
+            # `merge_call`): hand back the copies the store already holds.
+            base, index = replica
+            return self._component(self._entries.get(base), base, index)
+        name = trace.replica_name(trace.unique(name))
         entry = self._entries.get(name) or self._pending.get(name)
+        if (
+            entry is not None
+            and isinstance(entry.variable, tf.distribute.DistributedValues)
+            and tf.distribute.in_cross_replica_context()
+        ):
+            return self._component(entry, name, 0)
         if entry is None:
             if not allow_creation:
                 raise ValueError(
@@ -168,6 +225,16 @@ class VariableStore:
             _check_shape(name, entry.variable, kwargs)
         self._register(trace, entry)
         return entry.variable
+
+    def _component(self, entry: _Entry | None, name: str, index: int) -> tf.Variable:
+        components = getattr(entry.variable, "values", None) if entry else None
+        if not components or index >= len(components):
+            raise ValueError(
+                f"A distribution strategy asked for copy {index} of variable "
+                f"{name!r}, which the Estimator does not hold on that device. "
+                "Create variables inside model_fn, not in a merge_call."
+            )
+        return components[index]
 
     def _template(
         self, next_creator: Callable[..., Any], name: str, kwargs: dict[str, Any]
@@ -276,6 +343,25 @@ def _qualified_name(name: str | None) -> str:
     if scope and not base.startswith(scope + "/"):
         return f"{scope}/{base}"
     return base
+
+
+def _replica_index() -> int | None:
+    """This replica's index when tracing for several replicas, else None."""
+    if tf.distribute.get_strategy().num_replicas_in_sync == 1:
+        return None
+    context = tf.distribute.get_replica_context()
+    if context is None:
+        return None
+    index = tf.get_static_value(context.replica_id_in_sync_group)
+    return int(index) if index is not None else None
+
+
+def _replica_copy(name: str) -> tuple[str, int] | None:
+    """`(base name, replica index)` for `name/replica_<i>`, MirroredStrategy's copies."""
+    base, _, last = name.rpartition("/replica_")
+    if base and last.isdigit():
+        return base, int(last)
+    return None
 
 
 def _initial_value_fn(name: str, kwargs: dict[str, Any]) -> Callable[[], Any]:

@@ -17,4 +17,4 @@ def test_demo_trains_evaluates_and_exports(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "evaluation on 30 held-out flowers" in result.stdout
     assert (tmp_path / "model.ckpt-1000.index").exists()
-    assert list((tmp_path / "export" / "demo").glob("saved_model.pb"))
+    assert list((tmp_path / "export" / "demo").glob("*/saved_model.pb"))

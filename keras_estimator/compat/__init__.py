@@ -1,8 +1,9 @@
 """Stand-ins for TF1 APIs that TensorFlow 2.21 with Keras 3 no longer provides.
 
-`keras_estimator.compat.layers` replaces `tf.compat.v1.layers`.
+`keras_estimator.compat.layers` replaces `tf.compat.v1.layers`;
+`keras_estimator.compat.estimator` mirrors `tf.compat.v1.estimator`.
 """
 
-from keras_estimator.compat import layers
+from keras_estimator.compat import estimator, layers
 
-__all__ = ["layers"]
+__all__ = ["estimator", "layers"]

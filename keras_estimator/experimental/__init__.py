@@ -9,9 +9,11 @@ from keras_estimator._early_stopping import (
     stop_if_no_increase_hook,
 )
 from keras_estimator._evaluator_hook import InMemoryEvaluatorHook
+from keras_estimator._serving_input import build_raw_supervised_input_receiver_fn
 
 __all__ = [
     "InMemoryEvaluatorHook",
+    "build_raw_supervised_input_receiver_fn",
     "make_early_stopping_hook",
     "make_stop_at_checkpoint_step_hook",
     "stop_if_higher_hook",

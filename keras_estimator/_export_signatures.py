@@ -1,0 +1,163 @@
+"""The signatures of an export: TF1 SignatureDefs, then TF2 functions.
+
+Each `ExportOutput` describes its signature as tf.estimator did, as a TF1
+`SignatureDef` over the serving graph's tensors (input keys, output keys,
+method name), for the receiver and each receiver alternative, named
+`<output key>` and `<alternative>:<output key>`. Signatures an output cannot
+serve (classify or regress without a single string input, outputs that need
+an input the receiver does not feed) are left out and logged, as
+tf.estimator did.
+
+Each kept SignatureDef becomes a TF2 function: the traced graph pruned from
+its input tensors to its outputs, taking `tf.TensorSpec`s named by the input
+keys and returning a dict keyed by the output keys; `tf.saved_model.save`
+writes it back as a SignatureDef with the same keys.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import tensorflow as tf
+
+logger = logging.getLogger("keras_estimator")
+
+# Signature input names TF2 keeps as given; others it rewrites
+# (lower-cases, replaces characters), so serving clients would miss them.
+_INPUT_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_METHOD_NAMES = {
+    tf.saved_model.PREDICT_METHOD_NAME: "Predict",
+    tf.saved_model.CLASSIFY_METHOD_NAME: "Classify",
+    tf.saved_model.REGRESS_METHOD_NAME: "Regress",
+}
+
+
+def signature_defs(
+    receiver_tensors: dict[str, Any],
+    export_outputs: dict[str, Any],
+    alternatives: dict[str, dict[str, Any]] | None,
+    graph: Any,
+) -> dict[str, Any]:
+    """One SignatureDef per export output and receiver, as tf.estimator named them.
+
+    A signature its ExportOutput cannot build from the receiver (classify or
+    regress without a single string input), or whose outputs need a
+    placeholder the receiver does not feed, is left out and logged.
+    """
+    receivers: list[tuple[str | None, dict[str, Any]]] = [(None, receiver_tensors)]
+    receivers += list((alternatives or {}).items())
+    included: dict[str, Any] = {}
+    excluded: dict[str, str] = {}
+    for receiver_name, tensors in receivers:
+        for output_key, export_output in export_outputs.items():
+            name = output_key or "None"
+            if receiver_name is not None:
+                name = f"{receiver_name or 'None'}:{name}"
+            try:
+                signature_def = export_output.as_signature_def(tensors)
+                _check_servable(tensors, signature_def, graph)
+            except ValueError as error:
+                excluded[name] = str(error)
+                continue
+            if tf.compat.v1.saved_model.is_valid_signature(signature_def):
+                included[name] = signature_def
+            else:
+                excluded[name] = "not a valid serving signature"
+    _log_signatures(included, excluded)
+    return included
+
+
+def _check_servable(inputs: dict[str, Any], signature_def: Any, graph: Any) -> None:
+    """Raises ValueError if an output needs a placeholder the inputs don't feed."""
+    fed = {t.name for t in tf.nest.flatten(inputs, expand_composites=True)}
+    captured = {t.name for t in getattr(graph, "internal_captures", ())}
+    pending = [
+        graph.get_operation_by_name(_op_name(info.name))
+        for info in signature_def.outputs.values()
+        if info.name
+    ]
+    seen: set[str] = set()
+    while pending:
+        op = pending.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if op.type == "Placeholder" and not any(
+            out.name in fed or out.name in captured for out in op.outputs
+        ):
+            raise ValueError(
+                f"The signature's inputs {sorted(inputs)} are insufficient to "
+                f"compute its outputs {sorted(signature_def.outputs)}: they depend "
+                f"on placeholder {op.name!r}, which is not an input."
+            )
+        pending.extend(t.op for t in op.inputs if t.name not in fed)
+        pending.extend(op.control_inputs)
+
+
+def _op_name(tensor_name: str) -> str:
+    return tensor_name.split(":")[0]
+
+
+def _log_signatures(included: dict[str, Any], excluded: dict[str, str]) -> None:
+    for method_name, friendly in _METHOD_NAMES.items():
+        names = [n for n, s in included.items() if s.method_name == method_name]
+        logger.info(
+            "Signatures INCLUDED in export for %s: %s", friendly, names or "None"
+        )
+    for name, reason in excluded.items():
+        logger.info("Signature %r EXCLUDED from export: %s", name, reason)
+    if not included:
+        logger.warning("Export includes no signatures!")
+    elif tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY not in included:
+        logger.warning("Export includes no default signature!")
+
+
+def signature_function(wrapped: Any, graph: Any, name: str, signature_def: Any) -> Any:
+    """A tf.function with the signature's named inputs and outputs."""
+    inputs = {
+        key: _dense_tensor(graph, name, "input", key, info)
+        for key, info in sorted(signature_def.inputs.items())
+    }
+    outputs = {
+        key: _dense_tensor(graph, name, "output", key, info)
+        for key, info in signature_def.outputs.items()
+    }
+    for key in inputs:
+        if not _INPUT_KEY.fullmatch(key):
+            raise ValueError(
+                f"Signature {name!r} has input key {key!r}, which a TF2 SavedModel "
+                "would rename. Name receiver tensors with letters, digits and "
+                "underscores, starting with a letter (e.g. "
+                f"{re.sub(r'[^A-Za-z0-9_]', '_', key).strip('_') or 'x'!r})."
+            )
+    # The same tensor may be fed under two keys; prune takes each feed once,
+    # from the first key's argument.
+    tensors = list(inputs.values())
+    positions: dict[str, int] = {}
+    for position, tensor in enumerate(tensors):
+        positions.setdefault(tensor.name, position)
+    feeds = [tensors[position] for position in positions.values()]
+    pruned = wrapped.prune(feeds=feeds, fetches=outputs)
+
+    def signature(*args: tf.Tensor) -> dict[str, tf.Tensor]:
+        return pruned(*[args[i] for i in positions.values()])
+
+    specs = [tf.TensorSpec(t.shape, t.dtype, name=key) for key, t in inputs.items()]
+    return tf.function(signature, input_signature=specs, autograph=False)
+
+
+def _dense_tensor(graph: Any, name: str, side: str, key: str, info: Any) -> tf.Tensor:
+    if info.WhichOneof("encoding") != "name":
+        fix = (
+            "Feed a dense tensor (e.g. serialized tf.Examples) and build sparse "
+            "features from it inside the serving_input_receiver_fn."
+            if side == "input"
+            else "Convert it to a dense tensor."
+        )
+        raise ValueError(
+            f"Signature {name!r} has a sparse or ragged {side} {key!r}; TF2 "
+            f"SavedModel signatures take and return dense tensors only. {fix}"
+        )
+    return graph.get_tensor_by_name(info.name)

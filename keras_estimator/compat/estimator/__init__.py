@@ -1,0 +1,83 @@
+"""`tf.compat.v1.estimator`: the TF1 estimator namespace, for this package.
+
+Mirrors the names of tf.estimator 2.15's `tf.compat.v1.estimator` that this
+package implements: the same objects as the top-level `keras_estimator`
+names (the v1 and v2 Estimator behave alike here), plus the v1-only
+`inputs.numpy_input_fn`. `keras_estimator.install()` makes
+`tf.compat.v1.estimator` resolve to this module.
+
+Not provided: premade estimators (`DNNClassifier`, ...), `tpu`,
+`inputs.pandas_input_fn`, `add_metrics` and the `*_parse_example_spec`
+helpers.
+"""
+
+# Imported from the private modules, not from `keras_estimator`, because the
+# package's __init__ imports `compat` before it binds its own names.
+from keras_estimator._basic_hooks import (
+    FeedFnHook,
+    FinalOpsHook,
+    GlobalStepWaiterHook,
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    NanTensorHook,
+    SecondOrStepTimer,
+    StepCounterHook,
+    StopAtStepHook,
+)
+from keras_estimator._best_exporter import BestExporter
+from keras_estimator._checkpoint_hooks import (
+    CheckpointSaverHook,
+    CheckpointSaverListener,
+)
+from keras_estimator._estimator import Estimator
+from keras_estimator._estimator_spec import EstimatorSpec
+from keras_estimator._exporter import Exporter, FinalExporter, LatestExporter
+from keras_estimator._mode_keys import ModeKeys
+from keras_estimator._profiler_hook import ProfilerHook
+from keras_estimator._run_config import RunConfig
+from keras_estimator._session_run_hook import (
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+)
+from keras_estimator._summaries import SummarySaverHook
+from keras_estimator._training import EvalSpec, TrainSpec, train_and_evaluate
+from keras_estimator._warm_start import VocabInfo, WarmStartSettings
+from keras_estimator.compat.estimator import experimental, export, inputs
+
+__all__ = [
+    "BestExporter",
+    "CheckpointSaverHook",
+    "CheckpointSaverListener",
+    "Estimator",
+    "EstimatorSpec",
+    "EvalSpec",
+    "Exporter",
+    "FeedFnHook",
+    "FinalExporter",
+    "FinalOpsHook",
+    "GlobalStepWaiterHook",
+    "LatestExporter",
+    "LoggingTensorHook",
+    "ModeKeys",
+    "NanLossDuringTrainingError",
+    "NanTensorHook",
+    "ProfilerHook",
+    "RunConfig",
+    "SecondOrStepTimer",
+    "SessionRunArgs",
+    "SessionRunContext",
+    "SessionRunHook",
+    "SessionRunValues",
+    "StepCounterHook",
+    "StopAtStepHook",
+    "SummarySaverHook",
+    "TrainSpec",
+    "VocabInfo",
+    "WarmStartSettings",
+    "experimental",
+    "export",
+    "inputs",
+    "train_and_evaluate",
+]

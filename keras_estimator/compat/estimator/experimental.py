@@ -1,0 +1,28 @@
+"""`tf.compat.v1.estimator.experimental`: the names of `keras_estimator.experimental`.
+
+The same objects as in the `tf.estimator.experimental` mirror; tf.estimator
+2.15's v1-only names here (`KMeans`, `LinearSDCA`, logit-fn builders) are
+not provided.
+"""
+
+from keras_estimator.experimental import (
+    InMemoryEvaluatorHook,
+    build_raw_supervised_input_receiver_fn,
+    make_early_stopping_hook,
+    make_stop_at_checkpoint_step_hook,
+    stop_if_higher_hook,
+    stop_if_lower_hook,
+    stop_if_no_decrease_hook,
+    stop_if_no_increase_hook,
+)
+
+__all__ = [
+    "InMemoryEvaluatorHook",
+    "build_raw_supervised_input_receiver_fn",
+    "make_early_stopping_hook",
+    "make_stop_at_checkpoint_step_hook",
+    "stop_if_higher_hook",
+    "stop_if_lower_hook",
+    "stop_if_no_decrease_hook",
+    "stop_if_no_increase_hook",
+]

@@ -1,0 +1,9 @@
+"""`tf.compat.v1.estimator.inputs`: input_fns over in-memory data.
+
+`numpy_input_fn` is provided. tf.estimator 2.15 also had `pandas_input_fn`;
+it is not provided here (pandas is not a dependency of this package).
+"""
+
+from keras_estimator.compat.estimator._numpy_io import numpy_input_fn
+
+__all__ = ["numpy_input_fn"]

@@ -87,7 +87,7 @@ class KerasModelFn:
         assert iterations is not None
         return EstimatorSpec(
             ModeKeys.TRAIN,
-            loss=tf.identity(loss, name="loss"),
+            loss=tf.identity(_unscale_for_replicas(loss), name="loss"),
             train_op=iterations.read_value(),
         )
 
@@ -110,7 +110,7 @@ class KerasModelFn:
                 metric_ops[self._metric_name(name)] = (_flat_scalar(value), update_op)
         return EstimatorSpec(
             ModeKeys.EVAL,
-            loss=tf.identity(loss, name="loss"),
+            loss=tf.identity(_unscale_for_replicas(loss), name="loss"),
             eval_metric_ops=metric_ops,
         )
 

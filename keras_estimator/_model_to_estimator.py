@@ -8,6 +8,7 @@ weights of one of the Estimator's checkpoints.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Mapping
@@ -79,7 +80,12 @@ def model_to_estimator(
         )
     _check_compiled(model)
     _check_export_outputs(export_outputs, model)
-    copy = _copy_model(model, custom_objects)
+    strategy = None
+    if config is not None:
+        strategy = config.train_distribute or config.eval_distribute
+    # The copy's variables belong to the strategy the Estimator trains under.
+    with strategy.scope() if strategy is not None else contextlib.nullcontext():
+        copy = _copy_model(model, custom_objects)
     _check_metric_names(metric_names_map, copy)
     model_fn = KerasModelFn(copy, metric_names_map, export_outputs)
     return Estimator(model_fn, model_dir=model_dir, config=config)

@@ -12,6 +12,12 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import tensorflow as tf  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
+# Two logical CPU devices, so MirroredStrategy tests have two replicas; set
+# before TensorFlow initialises its devices.
+_cpus = tf.config.list_physical_devices("CPU")
+tf.config.set_logical_device_configuration(
+    _cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2
+)
 tf.config.experimental.enable_op_determinism()
 tf.random.set_seed(0)  # deterministic ops need a seed for unseeded initializers
 tf.get_logger().setLevel("ERROR")

@@ -276,7 +276,7 @@ def _train_loss_name(est: Any) -> str:
 def _global_step_now(est: Any) -> int:
     # Private: the live global_step variable (get_variable_value reads the
     # latest checkpoint, which the two rows outside Estimator.train never write).
-    return int(est._model.store.global_step().numpy())
+    return int(est._store.global_step().numpy())
 
 
 def _bench_hook_every_step(

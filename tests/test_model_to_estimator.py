@@ -472,3 +472,61 @@ def test_model_fn_keras_model_rejects_keras_epoch_arguments(tmp_path):
     model = ke.model_fn_to_keras(mlp_model_fn, str(tmp_path), params={"hidden": [4]})
     with pytest.raises(ValueError, match=r"steps_per_epoch=N.*epochs=3"):
         model.fit(_mlp_input_fn(), epochs=3, steps_per_epoch=2)
+
+
+def test_saved_model_export_of_a_keras_estimator(tmp_path):
+    model = _two_headed()
+    features, labels = _two_headed_data()
+    estimator = ke.model_to_estimator(
+        model,
+        model_dir=str(tmp_path / "dir"),
+        export_outputs={"score": ke.export.RegressionOutput},
+    )
+    estimator.train(
+        lambda: tf.data.Dataset.from_tensor_slices((features, labels)).batch(8).repeat(),
+        steps=3,
+    )
+    receiver_fn = ke.export.build_raw_serving_input_receiver_fn(
+        {"a": tf.TensorSpec([None, 3], tf.float32), "b": tf.TensorSpec([None, 2], tf.float32)}
+    )
+    export_dir = estimator.export_saved_model(str(tmp_path / "export"), receiver_fn)
+    loaded = tf.saved_model.load(export_dir.decode())
+    # Regression signatures need serialized tf.Example input, as in tf.estimator.
+    assert set(loaded.signatures) == {"serving_default"}
+    served = loaded.signatures["serving_default"](
+        a=tf.constant(features["a"][:4]), b=tf.constant(features["b"][:4])
+    )
+    predicted = list(
+        estimator.predict(
+            lambda: tf.data.Dataset.from_tensor_slices(
+                {"a": features["a"][:4], "b": features["b"][:4]}
+            ).batch(4)
+        )
+    )
+    expected = np.stack([p["score"] for p in predicted])
+    np.testing.assert_allclose(served["score"].numpy(), expected, rtol=1e-6)
+
+    parsing_fn = ke.export.build_parsing_serving_input_receiver_fn(
+        {
+            "a": tf.io.FixedLenFeature([3], tf.float32),
+            "b": tf.io.FixedLenFeature([2], tf.float32),
+        }
+    )
+    export_dir = estimator.export_saved_model(str(tmp_path / "export"), parsing_fn)
+    loaded = tf.saved_model.load(export_dir.decode())
+    assert {"serving_default", "score"} <= set(loaded.signatures)
+    examples = [
+        tf.train.Example(
+            features=tf.train.Features(
+                feature={
+                    "a": tf.train.Feature(float_list=tf.train.FloatList(value=features["a"][i])),
+                    "b": tf.train.Feature(float_list=tf.train.FloatList(value=features["b"][i])),
+                }
+            )
+        ).SerializeToString()
+        for i in range(4)
+    ]
+    regression = loaded.signatures["score"](inputs=tf.constant(examples))
+    np.testing.assert_allclose(
+        regression["outputs"].numpy().reshape(-1), expected.reshape(-1), rtol=1e-6
+    )

@@ -91,3 +91,68 @@ def test_eval_metrics_in_eval_dirs(tmp_path):
         assert tensor_steps(events, "accuracy") == [3]
         value = float(tf.make_ndarray(events.Tensors("accuracy")[0].tensor_proto))
         assert abs(value - expected["accuracy"]) < 1e-6
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _get_json(url, deadline):
+    import json
+    import time
+    import urllib.error
+    import urllib.request
+
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return json.loads(response.read())
+        except (urllib.error.URLError, ConnectionError, OSError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def test_tensorboard_serves_the_curves(tmp_path):
+    """`tensorboard --logdir model_dir` (on 127.0.0.1) lists and serves the
+    training loss, global_step/sec, model_fn summaries and eval metrics."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    est = ke.Estimator(
+        summarising_model_fn,
+        model_dir=str(tmp_path),
+        params={"hidden": [4]},
+        config=ke.RunConfig(save_summary_steps=10, log_step_count_steps=10),
+    )
+    est.train(input_fn(X, Y), steps=25)
+    est.evaluate(input_fn(X, Y, repeat=False))
+    port = _free_port()
+    tensorboard = os.path.join(os.path.dirname(sys.executable), "tensorboard")
+    server = subprocess.Popen(
+        [tensorboard, "--logdir", str(tmp_path), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}/data/plugin/scalars"
+        deadline = time.monotonic() + 90
+        tags = _get_json(f"{base}/tags", deadline)
+        while "eval" not in tags and time.monotonic() < deadline:
+            time.sleep(0.5)  # TensorBoard loads runs in the background
+            tags = _get_json(f"{base}/tags", deadline)
+        assert {"loss", "global_step/sec", "v2_mean_feature", "v1_loss_copy"} <= set(tags["."])
+        assert {"accuracy", "loss"} <= set(tags["eval"])
+        loss = _get_json(f"{base}/scalars?run=.&tag=loss", deadline)
+        assert [step for _, step, _ in loss] == [0, 10, 20]
+        accuracy = _get_json(f"{base}/scalars?run=eval&tag=accuracy", deadline)
+        assert [step for _, step, _ in accuracy] == [25]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -25,8 +25,9 @@ and, on the keras_estimator side, three more rows from the same Estimator:
    with a SessionRunHook fetching the loss (by graph name) on every step,
    compared with the reference's ``train_steps_per_sec_with_hook``;
 7. "Model.fit + HookCallback": the same ``ModelFnModel`` driven by plain Keras
-   ``fit(steps_per_epoch=N)`` with the Estimator's default logging and
-   step-counter hooks in a ``keras_estimator.HookCallback``. A one-epoch
+   ``fit(steps_per_epoch=N)`` with the Estimator's default hooks (logging,
+   step counter, summaries, checkpoints) in a ``keras_estimator.HookCallback``,
+   so it does the work ``Estimator.train`` does. A one-epoch
    ``fit`` on this model runs through the Estimator's loop, so it fuses the
    steps no hook needs, as ``Estimator.train`` does.
 
@@ -335,17 +336,12 @@ def _bench_fit_hook_callback(
     # Private: the Estimator's model (compiled with steps_per_execution=1 and,
     # outside Estimator.train, no step_plan: every step is one compiled call).
     model = est._model
-    loss_name = _train_loss_name(est)
     spe = int(model.steps_per_execution)
 
     def fit(steps: int) -> Any:
-        # The Estimator's default logging / step-counter hooks (no output_dir).
-        hooks = [
-            keras_estimator.LoggingTensorHook(
-                {"loss": loss_name, "step": "global_step"}, every_n_iter=100
-            ),
-            keras_estimator.StepCounterHook(every_n_steps=100),
-        ]
+        # Private: the very hooks Estimator.train adds by default (logging,
+        # step counter, summaries, checkpoints), so both do the same work.
+        hooks = est._default_hooks(model, [])
         # Private: hooks find the global step through the loop context that
         # Estimator.train publishes; a bare fit has none, so publish the
         # Estimator's.

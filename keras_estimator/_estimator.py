@@ -28,6 +28,8 @@ from keras_estimator import (
     _inputs,
     _loop,
     _loop_context,
+    _multi_worker,
+    _ps_training,
 )
 from keras_estimator._basic_hooks import (
     LoggingTensorHook,
@@ -181,6 +183,11 @@ class Estimator:
                 checkpoint save.
             callbacks: Keras callbacks, called after the hooks at each run.
 
+        Under a `tf.distribute.experimental.ParameterServerStrategy` the chief
+        schedules the steps on the cluster's workers (`_ps_training`); on a
+        ps task, or a worker of a cluster with ps tasks, train serves the
+        chief instead and never returns.
+
         Returns:
             self, for chaining.
         """
@@ -188,7 +195,14 @@ class Estimator:
         user_hooks = check_hooks(hooks)
         user_callbacks = _check_callbacks(callbacks)
         listeners = _check_listeners(saving_listeners)
-        self._ensure_writable()
+        if self._strategy is None and _ps_training.serves_instead_of_training(
+            self._config
+        ):
+            # Parameter-server training: only the chief trains; ps and worker
+            # tasks serve it (and never return).
+            _ps_training.serve(self._config)
+        if _multi_worker.writes_to_model_dir(self._config):
+            self._ensure_writable()
         model = self._get_model()
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.TRAIN)
         if self.latest_checkpoint() is None:
@@ -196,6 +210,7 @@ class Estimator:
         model.build_mode(ModeKeys.TRAIN, element_spec)
         self._sync(None, ModeKeys.TRAIN)
         start = int(self._store.global_step().numpy())
+        _multi_worker.check_same_step(self._strategy, start, self._model_dir)
         if max_steps is not None and start >= max_steps:
             logger.info("Skipping training since max_steps has already saved.")
             return self
@@ -214,7 +229,12 @@ class Estimator:
             *user_callbacks,
         ]
         with _loop_context.active(self._loop_context()):
-            _loop.run_training(model, dataset, state, loop_callbacks)
+            if _ps_training.is_parameter_server_strategy(self._strategy):
+                _ps_training.run_training(
+                    model, self._store, self._strategy, dataset, state, loop_callbacks
+                )
+            else:
+                _loop.run_training(model, dataset, state, loop_callbacks)
         ran = state.value - state.start
         if ran == 0:
             logger.warning(
@@ -226,6 +246,8 @@ class Estimator:
                 "empty. Check input_fn.",
                 stacklevel=2,
             )
+        # Other workers wait for the chief's last checkpoint before reading it.
+        _multi_worker.barrier(self._strategy)
         self._synced_checkpoint = self.latest_checkpoint()
         logger.info("Loss for final step: %s.", state.last_loss)
         return self
@@ -295,6 +317,9 @@ class Estimator:
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.EVAL)
         model.build_mode(ModeKeys.EVAL, element_spec)
         self._sync(checkpoint_path, ModeKeys.EVAL)
+        _multi_worker.check_same_step(
+            self._strategy, int(self._store.global_step().numpy()), self._model_dir
+        )
         self._store.reset_local_variables()
         spec_hooks = model.spec_hooks.get(ModeKeys.EVAL, ())
         eval_callbacks = [HookCallback([*spec_hooks, *user_hooks]), *user_callbacks]
@@ -309,7 +334,8 @@ class Estimator:
             logs = {**logs, **model.final_metric_values(element_spec)}
         results = {key: _to_python(value) for key, value in logs.items()}
         results["global_step"] = int(self._store.global_step().numpy())
-        self._write_eval_summary(results, name)
+        if _multi_worker.writes_to_model_dir(self._config):
+            self._write_eval_summary(results, name)
         return results
 
     def _write_eval_summary(self, results: dict[str, Any], name: str | None) -> None:
@@ -465,7 +491,7 @@ class Estimator:
         )
         return _export.export_all_saved_models(
             self._get_model(),
-            export_dir_base,
+            _multi_worker.private_export_base(self._config, export_dir_base),
             input_receiver_fn_map,
             path,
             assets_extra=assets_extra,
@@ -509,8 +535,12 @@ class Estimator:
     def _get_model(self) -> ModelFnModel:
         if self._model is None:
             # Made in the strategy's scope, the model runs its steps on every
-            # replica (`model.distribute_strategy`).
-            with self._strategy.scope() if self._strategy else contextlib.nullcontext():
+            # replica (`model.distribute_strategy`). A parameter-server chief
+            # schedules train steps itself and evaluates locally: no scope.
+            strategy = self._strategy
+            if _ps_training.is_parameter_server_strategy(strategy):
+                strategy = None
+            with strategy.scope() if strategy else contextlib.nullcontext():
                 model = ModelFnModel(
                     self._model_fn,
                     self._model_fn_args,
@@ -531,9 +561,17 @@ class Estimator:
         With several replicas, input_fn is called once per input pipeline
         (worker), with a `tf.distribute.InputContext` when it takes
         `input_context`, and each element is one replica's batch, as
-        tf.estimator's `make_input_fn_iterator` had it.
+        tf.estimator's `make_input_fn_iterator` had it. Under parameter
+        servers the TRAIN input is made on each worker (`_ps_training`).
         """
         strategy = self._strategy
+        if mode == ModeKeys.TRAIN and _ps_training.is_parameter_server_strategy(strategy):
+            return _ps_training.per_worker_input(
+                strategy,
+                lambda context: _inputs.make_dataset(
+                    input_fn, mode, self._params, self._config, input_context=context
+                ),
+            )
         if strategy is None or strategy.num_replicas_in_sync == 1:
             dataset = self._dataset(input_fn, mode)
             return dataset, dataset.element_spec
@@ -543,6 +581,7 @@ class Estimator:
             dataset = _inputs.make_dataset(
                 input_fn, mode, self._params, self._config, input_context=context
             )
+            dataset = _multi_worker.shard_by_policy(dataset, input_fn, context)
             made.append(dataset)
             return dataset
 

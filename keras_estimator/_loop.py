@@ -21,6 +21,8 @@ from typing import Any
 
 import keras
 
+from keras_estimator import _multi_worker
+
 logger = logging.getLogger("keras_estimator")
 
 # Longest run of steps fused into one call when no callback needs a step:
@@ -120,11 +122,19 @@ def run_training(
     options = {"verbose": 0, "shuffle": False, **fit_kwargs}
     model.step_plan = step_plan
     model.after_chunk = on_chunk
+    strategy = getattr(model, "distribute_strategy", None)
     try:
         if step_plan() <= 0:
             return None
         # The base class's fit: ModelFnModel.fit comes here itself.
-        return keras.Model.fit(model, dataset, epochs=1, callbacks=callbacks, **options)
+        with _multi_worker.explain_cluster_errors(strategy):
+            return keras.Model.fit(
+                model,
+                dataset,
+                epochs=1,
+                callbacks=_multi_worker.with_stop_together(model, callbacks),
+                **options,
+            )
     finally:
         model.step_plan = None
         model.after_chunk = None
@@ -146,9 +156,14 @@ def run_evaluation(
     try:
         # The base class's evaluate: a model bound to an Estimator comes here
         # through the Estimator.
-        logs = keras.Model.evaluate(
-            model, dataset, verbose=0, return_dict=True, callbacks=list(callbacks)
-        )
+        with _multi_worker.explain_cluster_errors(model.distribute_strategy):
+            logs = keras.Model.evaluate(
+                model,
+                dataset,
+                verbose=0,
+                return_dict=True,
+                callbacks=_multi_worker.with_stop_together(model, list(callbacks)),
+            )
     finally:
         model.step_plan = None
         release_input_iterators()

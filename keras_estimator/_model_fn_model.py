@@ -19,7 +19,14 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_estimator import _fetches, _inputs, _loop, _private_api, _summaries
+from keras_estimator import (
+    _fetches,
+    _inputs,
+    _loop,
+    _multi_worker,
+    _private_api,
+    _summaries,
+)
 from keras_estimator._estimator_spec import EstimatorSpec
 from keras_estimator._mode_keys import ModeKeys
 from keras_estimator._variable_store import VariableStore
@@ -88,6 +95,10 @@ class ModelFnModel(keras.Model):
         self._value_functions: dict[str, Any] = {}
         self.built = True
 
+    # Each mode is built by `build_mode`: Keras' own build at the start of
+    # fit/evaluate has nothing to do, and fails under MultiWorkerMirrored.
+    _maybe_symbolic_build = _private_api.skip_symbolic_build
+
     @property
     def executed_steps(self) -> int:
         """Steps run by this model's train and test functions, in all."""
@@ -144,7 +155,8 @@ class ModelFnModel(keras.Model):
             _raise_not_a_spec(spec)
         if self._building:
             _check_scaffold(spec.scaffold)
-            self.spec_hooks[mode] = _spec_hooks(spec, mode)
+            is_chief = getattr(config, "is_chief", True)
+            self.spec_hooks[mode] = _spec_hooks(spec, mode, is_chief)
             if spec.loss is not None and hasattr(spec.loss, "name"):
                 self.loss_names[mode] = spec.loss.name
             # Keras metrics are evaluation state, not model state: keep them
@@ -363,6 +375,12 @@ class ModelFnModel(keras.Model):
         return {name: value.numpy() for name, value in function().items()}
 
     def _make_value_function(self, element_spec: Any) -> Any:
+        if _multi_worker.is_multi_worker(self.distribute_strategy):
+            # Reading the metrics is a cross-worker collective there, which
+            # cannot be pruned out of its graph; the last step's values,
+            # read after its updates, are the final ones.
+            return False
+
         def metric_values(data: Any) -> dict[str, tf.Tensor]:
             features, labels = _inputs.split_element(data)
             spec = self.call_model_fn(features, labels, ModeKeys.EVAL)
@@ -510,6 +528,8 @@ class ModelFnModel(keras.Model):
     ) -> Callable[[Any], dict[str, Any]]:
         strategy = self.distribute_strategy
         mode = ModeKeys.TRAIN if kind == "train" else ModeKeys.EVAL
+        # Under MultiWorkerMirroredStrategy all workers agree on each run.
+        workers = _multi_worker.agreement(strategy)
 
         def one_step(data: Any) -> dict[str, tf.Tensor]:
             # Replica steps run in threads of their own under MirroredStrategy,
@@ -517,7 +537,16 @@ class ModelFnModel(keras.Model):
             # one: the store must hand out its variables here too.
             with self._store.scope(allow_creation=False):
                 outputs = strategy.run(step_fn, args=(data,))
-            return tf.nest.map_structure(lambda v: _reduce(strategy, v), outputs)
+            fetched = outputs.pop(FETCHES_KEY, None) if workers else None
+            logs = tf.nest.map_structure(lambda v: _reduce(strategy, v), outputs)
+            if fetched is not None:
+                # Each worker's hooks get their worker's values (as a TF1 hook
+                # saw its own graph's): reduced over workers, the run's
+                # collectives would depend on what each worker fetches.
+                logs[FETCHES_KEY] = tf.nest.map_structure(
+                    lambda v: strategy.experimental_local_results(v)[0], fetched
+                )
+            return logs
 
         fused = _fused_runner(one_step, lambda: self._logs_specs[mode])
         last_logs: dict[str, Any] = {}
@@ -527,14 +556,19 @@ class ModelFnModel(keras.Model):
             if mode not in self._logs_specs:
                 self.build_mode(mode, iterator.element_spec)
             planned = self._planned_steps()
+            plan = self.fetches.request
+            fetching = plan is not None and bool(plan.keys)
+            if workers is not None:
+                planned, fetching = workers.run_plan(planned, fetching)
             if planned <= 0:
                 self._counts.last_run = 0
                 self._stop(kind)
                 return last_logs
-            plan = self.fetches.request
-            if plan is not None and plan.keys:
+            if fetching:
                 planned = 1
-                steps_run, logs = self._run_fetching(one_step, kind, iterator, plan)
+                steps_run, logs = self._run_fetching(
+                    one_step, kind, iterator, plan or _fetches.FetchPlan([])
+                )
             else:
                 steps_run, logs = fused(iterator, tf.constant(planned, tf.int32))
             steps_run = int(steps_run)
@@ -657,9 +691,11 @@ def _check_scaffold(scaffold: Any) -> None:
         )
 
 
-def _spec_hooks(spec: EstimatorSpec, mode: str) -> tuple[Any, ...]:
+def _spec_hooks(spec: EstimatorSpec, mode: str, is_chief: bool) -> tuple[Any, ...]:
     if mode == ModeKeys.TRAIN:
-        return tuple(spec.training_chief_hooks or ()) + tuple(spec.training_hooks or ())
+        # As in tf.estimator, other workers of a cluster skip the chief's hooks.
+        chief_hooks = tuple(spec.training_chief_hooks or ()) if is_chief else ()
+        return chief_hooks + tuple(spec.training_hooks or ())
     if mode == ModeKeys.EVAL:
         return tuple(spec.evaluation_hooks or ())
     return tuple(spec.prediction_hooks or ())

@@ -150,3 +150,86 @@ def estimator_loss_scaling(strategy: Any) -> Any:
     """
     enable = getattr(strategy, "_scale_loss_for_estimator_enabled", None)
     return enable() if enable is not None else contextlib.nullcontext()
+
+
+def skip_symbolic_build(model: Any, iterator: Any = None, data_batch: Any = None) -> None:
+    """Stands in for Keras' `_maybe_symbolic_build` on models built beforehand.
+
+    Checked on Keras 3.15. At the start of `fit` and `evaluate` under a
+    strategy, Keras' TF trainer calls the private `_maybe_symbolic_build`,
+    which draws one batch from a fresh iterator and reduces it over the
+    replicas to build missing state. Under MultiWorkerMirroredStrategy that
+    reduce fails on dict features (keras-team/keras#20585) and is a
+    cross-worker collective besides. A model whose state already exists
+    (`ModelFnModel` builds each mode itself) has nothing to build, so it
+    binds this no-op under that name.
+    """
+    del model, iterator, data_batch
+
+
+# ---- multi-worker clusters -----------------------------------------------------
+# Checked on TensorFlow 2.21.
+
+
+def configure_cluster_connection(
+    leader: str,
+    jobs: dict[str, int],
+    connect_timeout_secs: float | None,
+    heartbeat_timeout_secs: float | None,
+) -> bool:
+    """Bounds how long this task waits for the cluster when a strategy starts.
+
+    `MultiWorkerMirroredStrategy()` starts TensorFlow's coordination service
+    (led by `leader`) and blocks until every task has registered; unless
+    configured first, a worker whose chief never answers waits for a very
+    long time (still waiting after 10 minutes when checked), and a chief
+    whose workers never come waits forever. TensorFlow has
+    no public API for these timeouts: the strategy configures the service
+    through the eager context, and leaves an existing configuration alone,
+    so this sets the same configuration with timeouts, before the strategy
+    is made. `cluster_register_with_barrier` makes the leader time out too.
+
+    Args:
+        leader: the coordination leader, e.g. "/job:chief/replica:0/task:0".
+        jobs: job name -> number of tasks, for the jobs that train.
+        connect_timeout_secs: how long to wait for every task to register.
+        heartbeat_timeout_secs: after how long without heartbeats a task is
+            declared dead (None: TensorFlow's default, 10 s on 2.21).
+
+    Returns:
+        False if the eager context already runs (too late to configure).
+    """
+    from tensorflow.compiler.xla.tsl.protobuf import coordination_config_pb2
+    from tensorflow.python.eager import context
+
+    ctx = context.context()
+    if ctx._context_handle is not None or ctx.coordination_service is not None:
+        return False
+    ctx.configure_coordination_service(
+        service_type="standalone",
+        service_leader=leader,
+        cluster_register_timeout_in_ms=int((connect_timeout_secs or 0) * 1000),
+        heartbeat_timeout_in_ms=int((heartbeat_timeout_secs or 0) * 1000),
+        coordinated_jobs=[
+            coordination_config_pb2.CoordinatedJob(name=name, num_tasks=count)
+            for name, count in jobs.items()
+        ],
+    )
+    service_config: Any = ctx.coordination_service
+    service_config.cluster_register_with_barrier = bool(connect_timeout_secs)
+    return True
+
+
+def auto_shard_dataset(
+    dataset: Any, num_shards: int, index: int, num_replicas_in_sync: int
+) -> Any:
+    """Shards `dataset` by its auto-shard policy, as TensorFlow would.
+
+    `strategy.experimental_distribute_dataset` applies the dataset's
+    `experimental_distribute.auto_shard_policy` (FILE, DATA, HINT) through
+    this private function; `distribute_datasets_from_function`, which the
+    Estimator uses so that each element is one replica's batch, applies none.
+    """
+    from tensorflow.python.distribute import input_ops
+
+    return input_ops.auto_shard_dataset(dataset, num_shards, index, num_replicas_in_sync)

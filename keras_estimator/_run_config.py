@@ -176,11 +176,23 @@ def _check_strategy(name: str, value: Any) -> Any:
             f"{name} must be a tf.distribute.Strategy or None, got {value!r} of "
             f"type {type(value).__name__}."
         )
-    if type(value) is tf.distribute.experimental.ParameterServerStrategy:
+    if isinstance(value, tf.compat.v1.distribute.experimental.ParameterServerStrategy):
+        # TensorFlow raises NotImplementedError for its scope() and run()
+        # outside TF1 graph mode, so it cannot run here.
         raise ValueError(
-            f"{name} is the TF2 tf.distribute.experimental.ParameterServerStrategy, "
-            "which Estimator does not support. Use "
-            "tf.compat.v1.distribute.experimental.ParameterServerStrategy."
+            f"{name} is tf.compat.v1.distribute.experimental.ParameterServerStrategy, "
+            "which only runs in TF1 graph mode. Use the TF2 "
+            "tf.distribute.experimental.ParameterServerStrategy(cluster_resolver) "
+            "as train_distribute on the chief; ps and worker tasks serve it."
+        )
+    if (
+        isinstance(value, tf.distribute.experimental.ParameterServerStrategy)
+        and name == "eval_distribute"
+    ):
+        raise ValueError(
+            f"{name} is a ParameterServerStrategy; evaluation under parameter "
+            "servers runs on the chief without scheduling. Pass the strategy as "
+            "train_distribute and leave eval_distribute None."
         )
     return value
 

@@ -162,9 +162,38 @@ def _read_cluster(tf_config: dict) -> dict[str, list[str]]:
                 f"expected a list of 'host:port' strings, got {addresses!r}",
                 f'Write it as {{"{job}": ["host0:2222", "host1:2222"]}}.',
             )
+        for index, address in enumerate(addresses):
+            _check_address(job, index, address)
         if addresses:
             jobs[job] = list(addresses)
+    _check_distinct_addresses(jobs)
     return jobs
+
+
+def _check_address(job: str, index: int, address: str) -> None:
+    """An address must be "host:port" (IPv6 hosts in brackets), port 1-65535."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise _tf_config_error(
+            f'"cluster"["{job}"][{index}]',
+            f"{address!r} is not a 'host:port' address",
+            f'Write it as "host:port", e.g. "{address.rstrip(":") or "host"}:2222".',
+        )
+
+
+def _check_distinct_addresses(jobs: dict[str, list[str]]) -> None:
+    """Two tasks cannot listen on one address."""
+    seen: dict[str, str] = {}
+    for job, addresses in jobs.items():
+        for index, address in enumerate(addresses):
+            task = f'"{job}"[{index}]'
+            if address in seen:
+                raise _tf_config_error(
+                    '"cluster"',
+                    f"{seen[address]} and {task} have the same address {address!r}",
+                    "Give every task its own host:port.",
+                )
+            seen[address] = task
 
 
 def _read_task_index(index: Any) -> int:

@@ -27,9 +27,14 @@ Differences from tf.estimator 2.15:
   before `max_steps` (or had none); 2.15 then never made a final export.
   If the last checkpoint was already evaluated, only the exporters that
   skipped it are called again, with `is_the_final_export=True`.
-* A TF_CONFIG cluster of more than the chief raises NotImplementedError.
 * `start_delay_secs` only matters to a separate evaluator task, so it is
   validated and otherwise unused, as in 2.15's local mode.
+
+In a TF_CONFIG cluster each task does its part (`_cluster.run_task`): chief
+and workers train together, the evaluator task evaluates the checkpoints
+and exits once training reached `max_steps` (2.15's evaluator never exited
+when training stopped short of it; `evaluator_timeout_secs` bounds the wait
+for a new checkpoint), ps tasks serve.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from keras_estimator import _cluster
 from keras_estimator._estimator import Estimator
 from keras_estimator._exporter import Exporter, ExporterProtocol
 from keras_estimator._hook_callback import check_hooks
@@ -84,15 +90,15 @@ def _check_positive_int(owner: str, name: str, value: Any) -> int | None:
     return int(value)
 
 
-def _check_seconds(name: str, value: Any) -> float | int:
+def _check_seconds(name: str, value: Any, owner: str = "EvalSpec") -> float | int:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
         raise TypeError(
-            f"EvalSpec: {name} must be a number of seconds, got {value!r} "
+            f"{owner}: {name} must be a number of seconds, got {value!r} "
             f"({type(value).__name__})."
         )
     if value < 0:
         raise ValueError(
-            f"EvalSpec: Must specify {name} >= 0, given: {value}. Pass 0 for no "
+            f"{owner}: Must specify {name} >= 0, given: {value}. Pass 0 for no "
             "delay, or a positive number of seconds."
         )
     return value.item() if isinstance(value, np.number) else value
@@ -302,6 +308,7 @@ def train_and_evaluate(
     eval_spec: EvalSpec,
     *,
     eval_every_n_steps: int | None = None,
+    evaluator_timeout_secs: float | None = None,
 ) -> tuple[dict[str, Any] | None, list[Any] | None]:
     """Trains `estimator`, evaluating and exporting along the way.
 
@@ -321,19 +328,25 @@ def train_and_evaluate(
         eval_every_n_steps: evaluate at every multiple of this many global
             steps instead of after throttled checkpoint saves (a checkpoint
             is saved there if the RunConfig's cadence did not); then
-            `throttle_secs` is not used. A keyword-only extension.
+            `throttle_secs` is not used. Local runs only. A keyword-only
+            extension.
+        evaluator_timeout_secs: on an `evaluator` task, stop after this many
+            seconds without a new checkpoint (None: wait as long as it takes;
+            the evaluator always stops once it evaluated a checkpoint at or
+            past `train_spec.max_steps`). A keyword-only extension.
 
     Returns:
         `(metrics, export_results)`: the last evaluation's results and what
         each exporter returned after it; `(None, None)` if nothing was
-        evaluated (training had already reached `max_steps`).
+        evaluated (training had already reached `max_steps`), and on the
+        training tasks of a cluster.
 
     Raises:
         TypeError: an argument has the wrong type.
         ValueError: the RunConfig saves no checkpoints and no
-            `eval_every_n_steps` is given (nothing would trigger evaluations).
-        NotImplementedError: `TF_CONFIG` describes a cluster beyond a single
-            chief (distributed train_and_evaluate).
+            `eval_every_n_steps` is given (nothing would trigger evaluations),
+            or `TF_CONFIG` gives this task a part it cannot play (see
+            `_cluster.run_task`).
 
     Example:
         >>> metrics, exports = train_and_evaluate(
@@ -357,16 +370,27 @@ def train_and_evaluate(
         )
     every = _check_positive_int("train_and_evaluate", "eval_every_n_steps", eval_every_n_steps)
     config = estimator.config
-    if not _runs_locally(config):
-        raise NotImplementedError(
-            f"Distributed train_and_evaluate is not available yet: TF_CONFIG "
-            f"describes task {config.task_type}:{config.task_id} of cluster "
-            f"{config.cluster_spec.as_dict()}. Unset TF_CONFIG (or describe only "
-            "a chief) to train and evaluate in this process."
+    if evaluator_timeout_secs is not None:
+        _check_seconds(
+            "evaluator_timeout_secs", evaluator_timeout_secs, "train_and_evaluate"
         )
     # Estimator.train adds a CheckpointSaverHook (which calls the saving
     # listeners) only when the RunConfig has a checkpoint cadence.
     saves_checkpoints = bool(config.save_checkpoints_steps or config.save_checkpoints_secs)
+    if not _runs_locally(config):
+        if every is not None:
+            raise ValueError(
+                f"eval_every_n_steps={every} is for local train_and_evaluate; in a "
+                "cluster the evaluator task evaluates each checkpoint the chief "
+                "saves. Set RunConfig(save_checkpoints_steps=...) instead."
+            )
+        if not saves_checkpoints and config.task_type != TaskType.PS:
+            raise ValueError(
+                "In a cluster the evaluator task evaluates the checkpoints the "
+                "chief saves, but the RunConfig saves none (save_checkpoints_steps "
+                "and save_checkpoints_secs are None). Set one of them."
+            )
+        return _cluster.run_task(estimator, train_spec, eval_spec, evaluator_timeout_secs)
     if every is None and not saves_checkpoints:
         raise ValueError(
             "train_and_evaluate evaluates after checkpoint saves, but the RunConfig "

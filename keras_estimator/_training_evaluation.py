@@ -84,13 +84,29 @@ class Evaluator:
                 self._export_final_only(checkpoint, self.metrics)
             return
         with _live_weights(self._estimator):
-            metrics = self._estimator.evaluate(
-                self._spec.input_fn,
-                steps=self._spec.steps,
-                hooks=list(self._spec.hooks),
-                checkpoint_path=checkpoint,
-                name=self._spec.name,
-            )
+            self._evaluate(checkpoint, final)
+
+    def evaluate_checkpoint(self, checkpoint: str) -> dict[str, Any]:
+        """Restores and evaluates `checkpoint`, then exports (the evaluator task).
+
+        Unlike `evaluate_and_export`, the Estimator is not the one being
+        trained: its variables are restored from the checkpoint.
+
+        Returns:
+            The evaluation's results.
+        """
+        self._evaluate(checkpoint, final=False)
+        assert self.metrics is not None
+        return self.metrics
+
+    def _evaluate(self, checkpoint: str, final: bool) -> None:
+        metrics = self._estimator.evaluate(
+            self._spec.input_fn,
+            steps=self._spec.steps,
+            hooks=list(self._spec.hooks),
+            checkpoint_path=checkpoint,
+            name=self._spec.name,
+        )
         reached_max = self._max_steps is not None and metrics["global_step"] >= self._max_steps
         self._checkpoint, self.metrics = checkpoint, metrics
         self._was_final = final or reached_max

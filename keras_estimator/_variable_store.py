@@ -295,6 +295,15 @@ class VariableStore:
                 variable = tf.Variable(initial_value, name=name, **options)
         finally:
             self._creating.active = False
+        if not isinstance(variable, tf.Variable):
+            # A ParameterServerStrategy with a variable_partitioner splits
+            # variables into shards; TF1 checkpoints and v1 code want them whole.
+            raise ValueError(
+                f"The distribution strategy made variable {name!r} a "
+                f"{type(variable).__name__}, not a tf.Variable. The Estimator "
+                "keeps each variable whole: create the ParameterServerStrategy "
+                "without variable_partitioner."
+            )
         if is_local is None:
             is_local = bool(_LOCAL_COLLECTIONS.intersection(collections))
         entry = _Entry(variable, initial_value, is_local, collections, options)

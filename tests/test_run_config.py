@@ -329,9 +329,10 @@ def test_distribution_strategies_are_accepted():
     assert config.eval_distribute is strategy
 
 
-def test_tf2_parameter_server_strategy_is_rejected():
-    strategy = object.__new__(tf.distribute.experimental.ParameterServerStrategy)
-    with pytest.raises(ValueError, match=r"tf.compat.v1.distribute.experimental"):
+def test_tf1_parameter_server_strategy_is_rejected_for_the_tf2_one():
+    # The TF2 strategy is accepted (tests/test_parameter_server.py trains with it).
+    strategy = tf.compat.v1.distribute.experimental.ParameterServerStrategy()
+    with pytest.raises(ValueError, match=r"Use the TF2 tf\.distribute\.experimental"):
         RunConfig(train_distribute=strategy)
 
 

@@ -189,19 +189,16 @@ def test_train_and_evaluate_argument_errors(tmp_path):
 # ---- distributed configurations ---------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "tf_config",
-    [
-        {"cluster": {"chief": ["localhost:2222"], "worker": ["localhost:2223"]}, "task": {"type": "chief", "index": 0}},
-        {"cluster": {"chief": ["localhost:2222"], "worker": ["localhost:2223"]}, "task": {"type": "worker", "index": 0}},
-        {"cluster": {"chief": ["localhost:2222"], "ps": ["localhost:2224"]}, "task": {"type": "ps", "index": 0}},
-        {"cluster": {"chief": ["localhost:2222"]}, "task": {"type": "evaluator", "index": 0}},
-    ],
-)
-def test_distributed_train_and_evaluate_is_not_available(tmp_path, monkeypatch, tf_config):
+@pytest.mark.parametrize("task_type", ["chief", "worker"])
+def test_cluster_training_tasks_without_a_strategy_are_refused(tmp_path, monkeypatch, task_type):
+    # Cluster train_and_evaluate is tested in tests/test_cluster_training.py.
+    tf_config = {
+        "cluster": {"chief": ["localhost:2222"], "worker": ["localhost:2223"]},
+        "task": {"type": task_type, "index": 0},
+    }
     monkeypatch.setenv("TF_CONFIG", json.dumps(tf_config))
     est = make_estimator(tmp_path)
-    with pytest.raises(NotImplementedError, match=r"Distributed train_and_evaluate is not available yet.*Unset TF_CONFIG"):
+    with pytest.raises(ValueError, match=r"train_distribute is None, which does not train across tasks"):
         ke.train_and_evaluate(est, ke.TrainSpec(input_fn(X, Y), max_steps=5), ke.EvalSpec(eval_input()))
 
 

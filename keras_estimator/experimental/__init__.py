@@ -1,4 +1,8 @@
-"""`tf.estimator.experimental`: early stopping and in-training evaluation hooks."""
+"""`tf.estimator.experimental`: early stopping and in-training evaluation hooks.
+
+Also `multi_worker_strategy`, an extension: MultiWorkerMirroredStrategy for the
+TF_CONFIG cluster with bounded connection timeouts.
+"""
 
 from keras_estimator._early_stopping import (
     make_early_stopping_hook,
@@ -9,6 +13,7 @@ from keras_estimator._early_stopping import (
     stop_if_no_increase_hook,
 )
 from keras_estimator._evaluator_hook import InMemoryEvaluatorHook
+from keras_estimator._multi_worker import multi_worker_strategy
 from keras_estimator._serving_input import build_raw_supervised_input_receiver_fn
 
 __all__ = [
@@ -16,6 +21,7 @@ __all__ = [
     "build_raw_supervised_input_receiver_fn",
     "make_early_stopping_hook",
     "make_stop_at_checkpoint_step_hook",
+    "multi_worker_strategy",
     "stop_if_higher_hook",
     "stop_if_lower_hook",
     "stop_if_no_decrease_hook",

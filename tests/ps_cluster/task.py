@@ -1,0 +1,195 @@
+"""One program for every task of a parameter-server cluster.
+
+Run unchanged on the chief, the workers and the parameter servers, each with
+its own `TF_CONFIG`: only the chief creates the ParameterServerStrategy
+(creating it connects the process to the cluster as its chief), and
+`Estimator.train` on a ps or worker task serves the chief and never returns.
+The chief trains, evaluates before and after, and writes what it saw as JSON
+to `--result`.
+
+    python -m tests.ps_cluster.task --model_dir D --steps 300 --result R.json
+"""
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import keras_estimator as ke  # noqa: E402
+from tests._models import make_data, mlp_model_fn  # noqa: E402
+
+PARAMS = {"hidden": [16], "optimizer": "adam", "learning_rate": 0.02}
+X, Y = make_data(num_examples=256, seed=3)
+
+
+def keras_optimizer_model_fn(features, labels, mode, params):
+    """An MLP of Keras layers trained by a Keras optimizer (no v1 optimizer)."""
+    hidden = keras.layers.Dense(params["hidden"][0], activation="relu", name="hidden")
+    output = keras.layers.Dense(3, name="logits")
+    logits = output(hidden(features["x"]))
+    classes = tf.argmax(logits, 1)
+    if mode == ke.ModeKeys.PREDICT:
+        return ke.EstimatorSpec(mode, predictions={"logits": logits, "classes": classes})
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    if mode == ke.ModeKeys.EVAL:
+        accuracy = tf.compat.v1.metrics.accuracy(labels, classes)
+        return ke.EstimatorSpec(mode, loss=loss, eval_metric_ops={"accuracy": accuracy})
+    variables = hidden.trainable_variables + output.trainable_variables
+    gradients = tf.gradients(loss, variables)
+    optimizer = keras.optimizers.Adam(params["learning_rate"])
+    train_op = optimizer.apply_gradients(zip(gradients, variables, strict=True))
+    return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+MODEL_FNS = {"v1": mlp_model_fn, "keras": keras_optimizer_model_fn}
+
+
+INPUT_CONTEXTS = []
+
+
+def train_input_fn(input_context=None, params=None):
+    INPUT_CONTEXTS.append(input_context)
+    data = tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).shuffle(len(X), seed=1)
+    if not params.get("finite"):
+        data = data.repeat()
+    return data.batch(32)
+
+
+def eval_input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(64)
+
+
+def predict_input_fn():
+    return tf.data.Dataset.from_tensor_slices({"x": X[:16]}).batch(8)
+
+
+class CountSteps(keras.callbacks.Callback):
+    """Adds up the steps of every run and records the global step after each.
+
+    It never asks for a step of its own (`steps_until_needed` is None), so
+    runs stay as long as the hooks allow.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.steps_run = 0
+        self.global_steps = []
+
+    def steps_until_needed(self, global_step):
+        return None
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps_run += self.model.last_run_steps
+        self.global_steps.append(int(logs["global_step"]))
+
+
+class KillAtStep(ke.SessionRunHook):
+    """Kills a process (a worker or a ps of the cluster) once training passes a step."""
+
+    def __init__(self, pid, step):
+        self._pid = pid
+        self._step = step
+        self.killed_at = None
+
+    def steps_until_needed(self, global_step):
+        return None if self.killed_at is not None else max(self._step - global_step, 1)
+
+    def after_run(self, run_context, run_values):
+        if self.killed_at is None and run_context.global_step >= self._step:
+            os.kill(self._pid, signal.SIGKILL)
+            self.killed_at = run_context.global_step
+
+
+def _exit_when_orphaned(max_lifetime_secs):
+    """Ends this task if the test that started it is gone, or after a while.
+
+    ps and worker tasks serve forever; this keeps a crashed or interrupted
+    test from leaving them behind.
+    """
+    parent, deadline = os.getppid(), time.monotonic() + max_lifetime_secs
+
+    def watch():
+        while os.getppid() == parent and time.monotonic() < deadline:
+            time.sleep(1)
+        os._exit(3)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model_dir", required=True)
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--model", choices=sorted(MODEL_FNS), default="v1")
+    parser.add_argument("--train_calls", type=int, default=1)
+    parser.add_argument("--finite", action="store_true", help="one epoch per worker")
+    parser.add_argument("--result")
+    parser.add_argument("--kill_pid", type=int)
+    parser.add_argument("--kill_at_step", type=int, default=50)
+    parser.add_argument("--max_lifetime_secs", type=float, default=300)
+    args = parser.parse_args()
+    _exit_when_orphaned(args.max_lifetime_secs)
+    logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
+    tf.get_logger().setLevel(logging.WARNING)
+
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    strategy = None
+    if resolver.task_type == "chief":
+        strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    config = ke.RunConfig(
+        train_distribute=strategy,
+        save_checkpoints_steps=100,
+        log_step_count_steps=50,
+        tf_random_seed=7,
+    )
+    params = dict(PARAMS, finite=args.finite)
+    estimator = ke.Estimator(MODEL_FNS[args.model], args.model_dir, config, params)
+    result = {"task_type": config.task_type, "is_chief": config.is_chief}
+    if config.task_type == "chief":
+        result["before"] = estimator.evaluate(eval_input_fn)
+    hooks = []
+    if args.kill_pid:
+        hooks.append(KillAtStep(args.kill_pid, args.kill_at_step))
+    counter = CountSteps()
+    try:
+        # On ps and worker tasks this serves the chief and does not return.
+        for _ in range(args.train_calls):
+            estimator.train(
+                train_input_fn,
+                steps=args.steps // args.train_calls,
+                hooks=hooks,
+                callbacks=[counter],
+            )
+    except tf.errors.OpError as error:
+        result["error"] = {"type": type(error).__name__, "message": error.message}
+    else:
+        result["after"] = estimator.evaluate(eval_input_fn)
+        result["predicted_logits"] = [
+            p["logits"].tolist() for p in estimator.predict(predict_input_fn)
+        ]
+    result["steps_run"] = counter.steps_run
+    result["global_steps"] = counter.global_steps
+    result["input_contexts"] = [
+        None if c is None else [c.num_input_pipelines, c.input_pipeline_id]
+        for c in INPUT_CONTEXTS
+    ]
+    result["killed_at"] = hooks[0].killed_at if hooks else None
+    with open(args.result, "w") as handle:
+        json.dump(result, handle, default=float)
+    # The coordinator's threads may wait on a lost task; the result is written.
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -209,10 +209,8 @@ def named_variables(model: keras.Model) -> dict[str, tuple[tf.Variable, bool]]:
             )
         named[name] = (tf_variable, is_local)
 
-    prefix = f"{model.name}/"
     for weight in model.weights:
-        path = weight.path
-        add(path[len(prefix) :] if path.startswith(prefix) else path, weight, False)
+        add(weight_name(model, weight), weight, False)
     optimizer = model.optimizer
     if optimizer is not None and optimizer.built:
         # Keras scopes slots under the optimizer's auto-numbered name
@@ -224,6 +222,13 @@ def named_variables(model: keras.Model) -> dict[str, tuple[tf.Variable, bool]]:
         for variable in metric.variables:
             add(f"{METRICS_SCOPE}/{variable.path}", variable, True)
     return named
+
+
+def weight_name(model: keras.Model, weight: Any) -> str:
+    """A weight's checkpoint name: its path inside the model (`dense/kernel`)."""
+    prefix = f"{model.name}/"
+    path: str = weight.path
+    return path[len(prefix) :] if path.startswith(prefix) else path
 
 
 def input_names(model: keras.Model) -> list[str]:

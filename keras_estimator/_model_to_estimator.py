@@ -19,7 +19,12 @@ import tensorflow as tf
 
 from keras_estimator import _private_api
 from keras_estimator._estimator import Estimator
-from keras_estimator._keras_model_fn import KerasModelFn, named_variables
+from keras_estimator._keras_model_fn import (
+    KerasModelFn,
+    named_variables,
+    output_names,
+    weight_name,
+)
 from keras_estimator._run_config import RunConfig
 
 logger = logging.getLogger("keras_estimator")
@@ -258,8 +263,7 @@ def _below_scope(path: str) -> str:
 
 
 def _weight_names(model: keras.Model) -> set[str]:
-    prefix = f"{model.name}/"
-    return {w.path[len(prefix) :] if w.path.startswith(prefix) else w.path for w in model.weights}
+    return {weight_name(model, weight) for weight in model.weights}
 
 
 # ---- checks ------------------------------------------------------------------------
@@ -271,8 +275,6 @@ def _check_export_outputs(export_outputs: Any, model: keras.Model) -> None:
             "export_outputs must be a dict of output name -> ExportOutput class, "
             f"got {type(export_outputs).__name__}."
         )
-    from keras_estimator._keras_model_fn import output_names
-
     names = output_names(model)
     unknown = sorted(set(export_outputs) - set(names))
     if unknown:

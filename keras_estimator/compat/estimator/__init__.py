@@ -11,8 +11,11 @@ Not provided: premade estimators (`DNNClassifier`, ...), `tpu`,
 helpers.
 """
 
-# Imported from the private modules, not from `keras_estimator`, because the
-# package's __init__ imports `compat` before it binds its own names.
+# The v1 export namespace holds exactly the v2 one's names: the same module.
+# The other names are imported from the private modules, not from
+# `keras_estimator`, because the package's __init__ imports `compat` before it
+# binds its own names.
+from keras_estimator import export
 from keras_estimator._basic_hooks import (
     FeedFnHook,
     FinalOpsHook,
@@ -44,7 +47,7 @@ from keras_estimator._session_run_hook import (
 from keras_estimator._summaries import SummarySaverHook
 from keras_estimator._training import EvalSpec, TrainSpec, train_and_evaluate
 from keras_estimator._warm_start import VocabInfo, WarmStartSettings
-from keras_estimator.compat.estimator import experimental, export, inputs
+from keras_estimator.compat.estimator import experimental, inputs
 
 __all__ = [
     "BestExporter",

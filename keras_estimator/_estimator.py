@@ -230,11 +230,23 @@ class Estimator:
         ]
         with _loop_context.active(self._loop_context()):
             if _ps_training.is_parameter_server_strategy(self._strategy):
+                if self._config.steps_per_loop is not None:
+                    logger.warning(
+                        "RunConfig.steps_per_loop=%d is ignored under "
+                        "ParameterServerStrategy, which schedules runs per worker.",
+                        self._config.steps_per_loop,
+                    )
                 _ps_training.run_training(
                     model, self._store, self._strategy, dataset, state, loop_callbacks
                 )
             else:
-                _loop.run_training(model, dataset, state, loop_callbacks)
+                _loop.run_training(
+                    model,
+                    dataset,
+                    state,
+                    loop_callbacks,
+                    loop_length=self._config.steps_per_loop,
+                )
         ran = state.value - state.start
         if ran == 0:
             logger.warning(
@@ -324,7 +336,9 @@ class Estimator:
         spec_hooks = model.spec_hooks.get(ModeKeys.EVAL, ())
         eval_callbacks = [HookCallback([*spec_hooks, *user_hooks]), *user_callbacks]
         with _loop_context.active(self._loop_context()):
-            logs, ran = _loop.run_evaluation(model, dataset, steps, eval_callbacks)
+            logs, ran = _loop.run_evaluation(
+                model, dataset, steps, eval_callbacks, self._config.steps_per_loop
+            )
         if ran == 0:
             warnings.warn(
                 "Evaluation made no steps: input_fn's dataset was empty.",

@@ -44,7 +44,13 @@ from keras_estimator._variable_store import GLOBAL_STEP_NAME
 
 logger = logging.getLogger("keras_estimator")
 
-_MODEL_STATE = ("step_plan", "after_chunk", "last_run_steps", "stop_training")
+_MODEL_STATE = (
+    "step_plan",
+    "after_chunk",
+    "loop_length",
+    "last_run_steps",
+    "stop_training",
+)
 
 
 class InMemoryEvaluatorHook(SessionRunHook):

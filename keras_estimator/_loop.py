@@ -10,6 +10,11 @@ nothing watches run inside one compiled call.
 Callbacks run in list order at each boundary: the loop's own stop-at-step,
 then one `HookCallback` with every SessionRunHook, then the user's Keras
 callbacks.
+
+With a loop length (`RunConfig.steps_per_loop`, TPUEstimator's
+`iterations_per_loop`) every call runs that many steps whatever the hooks
+would like, shortened only to stop at the last step; hooks then see the
+boundaries between calls, as TPUEstimator's hooks saw its loops.
 """
 
 from __future__ import annotations
@@ -43,6 +48,9 @@ class StepState:
 class StopAtStep(keras.callbacks.Callback):
     """Stops training once the global step reaches `last_step`."""
 
+    # A loop length never runs past the last step.
+    bounds_loop = True
+
     def __init__(self, state: StepState, last_step: int | None) -> None:
         super().__init__()
         self._state = state
@@ -58,15 +66,21 @@ class StopAtStep(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
-def plan_steps(callbacks: Sequence[Any], global_step: int) -> int:
+def plan_steps(
+    callbacks: Sequence[Any], global_step: int, loop_length: int | None = None
+) -> int:
     """How many steps the next compiled call may run.
 
     Callbacks that say when they next need a step (`steps_until_needed`) bound
     it; a plain Keras callback with batch methods sees every step, as it would
-    in `fit`; one without them does not constrain the plan.
+    in `fit`; one without them does not constrain the plan. With a
+    `loop_length` only the callbacks that end the run (`bounds_loop`) shorten
+    it.
     """
-    needs = [MAX_FUSED_STEPS]
+    needs = [MAX_FUSED_STEPS if loop_length is None else loop_length]
     for callback in callbacks:
+        if loop_length is not None and not getattr(callback, "bounds_loop", False):
+            continue
         need = getattr(callback, "steps_until_needed", None)
         if need is not None:
             steps = need(global_step)
@@ -101,19 +115,21 @@ def run_training(
     dataset: Any,
     state: StepState,
     callbacks: list[Any],
+    loop_length: int | None = None,
     **fit_kwargs: Any,
 ) -> Any:
     """Trains with Keras' `fit` until a callback stops it or the input ends.
 
     Both `Estimator.train` and `ModelFnModel.fit` come here; `fit_kwargs` are
-    passed on to Keras (e.g. `verbose`).
+    passed on to Keras (e.g. `verbose`). `loop_length`: see the module's
+    docstring.
 
     Returns:
         Keras' `History`, or None when no step was due.
     """
 
     def step_plan() -> int:
-        return plan_steps(callbacks, state.value)
+        return plan_steps(callbacks, state.value, loop_length)
 
     def on_chunk(logs: dict[str, Any]) -> None:
         state.value = int(logs["global_step"])
@@ -122,6 +138,7 @@ def run_training(
     options = {"verbose": 0, "shuffle": False, **fit_kwargs}
     model.step_plan = step_plan
     model.after_chunk = on_chunk
+    model.loop_length = loop_length
     strategy = getattr(model, "distribute_strategy", None)
     try:
         if step_plan() <= 0:
@@ -138,11 +155,16 @@ def run_training(
     finally:
         model.step_plan = None
         model.after_chunk = None
+        model.loop_length = None
         release_input_iterators()
 
 
 def run_evaluation(
-    model: Any, dataset: Any, steps: int | None, callbacks: Sequence[Any] = ()
+    model: Any,
+    dataset: Any,
+    steps: int | None,
+    callbacks: Sequence[Any] = (),
+    loop_length: int | None = None,
 ) -> tuple[dict[str, Any], int]:
     """Evaluates with Keras' `evaluate`; returns the last logs and steps run."""
     start = model.executed_steps
@@ -150,9 +172,10 @@ def run_evaluation(
     def step_plan() -> int:
         done = model.executed_steps - start
         remaining = MAX_FUSED_STEPS if steps is None else steps - done
-        return max(min(remaining, plan_steps(callbacks, done)), 0)
+        return max(min(remaining, plan_steps(callbacks, done, loop_length)), 0)
 
     model.step_plan = step_plan
+    model.loop_length = loop_length
     try:
         # The base class's evaluate: a model bound to an Estimator comes here
         # through the Estimator.
@@ -166,6 +189,7 @@ def run_evaluation(
             )
     finally:
         model.step_plan = None
+        model.loop_length = None
         release_input_iterators()
     return logs, model.executed_steps - start
 

@@ -86,6 +86,9 @@ class ModelFnModel(keras.Model):
         self._owner: tuple[Any, ...] = (None,)
         self.after_chunk: Callable[[dict[str, Any]], None] | None = None
         self.step_plan: Callable[[], int] | None = None
+        # With a loop length a run that fetches for hooks still runs the
+        # whole loop, fetching from its last step.
+        self.loop_length: int | None = None
         self.fetches = _FetchState()
         self.spec_hooks: dict[str, tuple[Any, ...]] = {}
         self.build_graphs: dict[str, Any] = {}
@@ -243,7 +246,10 @@ class ModelFnModel(keras.Model):
         state = _loop.StepState(start)
         last_step = start + steps if steps else None
         loop_callbacks = [_loop.StopAtStep(state, last_step), *callbacks]
-        return _loop.run_training(self, x, state, loop_callbacks, **kwargs)
+        loop_length = getattr(self._call_info[3], "steps_per_loop", None)
+        return _loop.run_training(
+            self, x, state, loop_callbacks, loop_length=loop_length, **kwargs
+        )
 
     # ---- bound to an Estimator: model_fn_to_keras ----------------------------
     def bind_estimator(self, estimator: Any) -> None:
@@ -466,6 +472,33 @@ class ModelFnModel(keras.Model):
         self.predict_function = function
         return function
 
+    def _run_then_fetch(
+        self,
+        fused: Any,
+        one_step: Any,
+        kind: str,
+        iterator: Any,
+        plan: _fetches.FetchPlan | None,
+        steps: int,
+    ) -> tuple[int, dict[str, Any], bool]:
+        """Runs `steps` steps, the last one fetching what the hooks asked for.
+
+        Returns the steps run, the last step's logs, and whether the fetching
+        step ran (not when the input ended before it).
+        """
+        ahead, logs = 0, {}
+        if steps > 1:
+            ran, logs = fused(iterator, tf.constant(steps - 1, tf.int32))
+            ahead = int(ran)
+            if ahead < steps - 1:
+                return ahead, logs, False
+        fetched, fetch_logs = self._run_fetching(
+            one_step, kind, iterator, plan or _fetches.FetchPlan([])
+        )
+        if not fetched:
+            return ahead, logs, False
+        return ahead + 1, fetch_logs, True
+
     def _run_fetching(
         self, one_step: Any, kind: str, iterator: Any, plan: _fetches.FetchPlan
     ) -> tuple[int, dict[str, Any]]:
@@ -564,15 +597,20 @@ class ModelFnModel(keras.Model):
                 self._counts.last_run = 0
                 self._stop(kind)
                 return last_logs
+            fetched = True
             if fetching:
-                planned = 1
-                steps_run, logs = self._run_fetching(
-                    one_step, kind, iterator, plan or _fetches.FetchPlan([])
+                if not self.loop_length:
+                    planned = 1
+                steps_run, logs, fetched = self._run_then_fetch(
+                    fused, one_step, kind, iterator, plan, planned
                 )
             else:
                 steps_run, logs = fused(iterator, tf.constant(planned, tf.int32))
             steps_run = int(steps_run)
-            self._counts.last_run = steps_run
+            # Hooks that asked for values see no run when the input ended
+            # before the step that fetches them (as a TPUEstimator loop
+            # ending in OutOfRange ran no after_run).
+            self._counts.last_run = steps_run if fetched else 0
             self._counts.executed += steps_run
             if steps_run == 0:
                 self._stop(kind)

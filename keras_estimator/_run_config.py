@@ -77,6 +77,7 @@ _REPLACEABLE = (
     "experimental_max_worker_delay_secs",
     "session_creation_timeout_secs",
     "checkpoint_save_graph_def",
+    "steps_per_loop",
 )
 
 _CLUSTER_PROPERTIES = (
@@ -274,6 +275,9 @@ _VALIDATORS: dict[str, Callable[[str, Any], Any]] = {
         False, 0, False, "Pass a positive number of seconds."
     ),
     "checkpoint_save_graph_def": _check_bool,
+    "steps_per_loop": _number_checker(
+        True, 1, True, "Pass a positive int, or None to let hooks decide."
+    ),
 }
 
 
@@ -397,6 +401,12 @@ class RunConfig:
             staggered start delay of workers.
         session_creation_timeout_secs: How long workers wait for the session.
         checkpoint_save_graph_def: Whether to write the graph with checkpoints.
+        steps_per_loop: An extension standing in for TPUEstimator's
+            `iterations_per_loop`: every compiled call of training and
+            evaluation runs exactly this many steps (fewer only to stop at
+            `steps`/`max_steps` or at the end of the input), and hooks and
+            callbacks run between calls, seeing the loop's last step. `None`
+            (the default) fuses as many steps as the hooks allow.
 
     Raises:
         ValueError: if both checkpoint cadences are set, a value is out of
@@ -435,6 +445,8 @@ class RunConfig:
         experimental_max_worker_delay_secs=None,
         session_creation_timeout_secs=7200,
         checkpoint_save_graph_def=True,
+        *,
+        steps_per_loop=None,
     ):
         steps, secs = _resolve_checkpoint_cadence(
             save_checkpoints_steps, save_checkpoints_secs
@@ -469,6 +481,7 @@ class RunConfig:
             "experimental_max_worker_delay_secs": experimental_max_worker_delay_secs,
             "session_creation_timeout_secs": session_creation_timeout_secs,
             "checkpoint_save_graph_def": checkpoint_save_graph_def,
+            "steps_per_loop": steps_per_loop,
         }
         for name, value in settings.items():
             setattr(self, "_" + name, _VALIDATORS[name](name, value))
@@ -581,6 +594,9 @@ class RunConfig:
     )
     checkpoint_save_graph_def = _read_only(
         "checkpoint_save_graph_def", "Whether the graph is written with checkpoints."
+    )
+    steps_per_loop = _read_only(
+        "steps_per_loop", "Steps per compiled call (hooks run between), or None."
     )
     cluster_spec = _read_only(
         "cluster_spec", "tf.train.ClusterSpec from TF_CONFIG (empty when local)."

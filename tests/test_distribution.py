@@ -196,3 +196,31 @@ def test_model_to_estimator_under_mirrored_strategy_matches_single_device():
             atol=1e-6,
             err_msg=name,
         )
+
+
+def test_mirrored_loops_of_fixed_length_fetch_from_each_loops_last_step():
+    """`steps_per_loop` (TPUEstimator's iterations_per_loop) under a strategy:
+    a fetching hook sees the last step of every loop, weights are unchanged."""
+
+    class GlobalSteps(ke.SessionRunHook):
+        def __init__(self):
+            self.steps = []
+
+        def before_run(self, run_context):
+            return ke.SessionRunArgs("global_step")
+
+        def after_run(self, run_context, run_values):
+            self.steps.append(int(run_values.results))
+
+    params = {"hidden": [4], "optimizer": "adam"}
+    config = ke.RunConfig(tf_random_seed=1, train_distribute=MIRRORED, steps_per_loop=6)
+    looped = ke.Estimator(mlp_model_fn, tempfile.mkdtemp(), config, params)
+    hook = GlobalSteps()
+    looped.train(_input_fn(8), steps=15, hooks=[hook])
+    assert hook.steps == [6, 12, 15]
+    plain = _estimator(MIRRORED, params)
+    plain.train(_input_fn(8), steps=15)
+    for name in plain.get_variable_names():
+        np.testing.assert_array_equal(
+            looped.get_variable_value(name), plain.get_variable_value(name), name
+        )

@@ -70,8 +70,12 @@ def test_constructor_signature_matches_tf_estimator_2_15():
         ("session_creation_timeout_secs", "7200"),
         ("checkpoint_save_graph_def", "True"),
     ]
-    parameters = inspect.signature(RunConfig).parameters.values()
-    assert [(p.name, repr(p.default)) for p in parameters] == expected
+    parameters = list(inspect.signature(RunConfig).parameters.values())
+    assert [(p.name, repr(p.default)) for p in parameters[:-1]] == expected
+    # One extension, keyword-only so that every 2.15 call still binds the same.
+    extension = parameters[-1]
+    assert (extension.name, extension.default) == ("steps_per_loop", None)
+    assert extension.kind is inspect.Parameter.KEYWORD_ONLY
 
 
 def test_replace_takes_only_keyword_arguments():
@@ -100,6 +104,7 @@ def test_defaults():
     assert config.experimental_max_worker_delay_secs is None
     assert config.session_creation_timeout_secs == 7200
     assert config.checkpoint_save_graph_def is True
+    assert config.steps_per_loop is None
 
 
 def test_local_cluster_properties_without_tf_config():

@@ -1,7 +1,8 @@
 """`tf.estimator.experimental`: early stopping and in-training evaluation hooks.
 
-Also `multi_worker_strategy`, an extension: MultiWorkerMirroredStrategy for the
-TF_CONFIG cluster with bounded connection timeouts.
+Also two extensions: `multi_worker_strategy`, MultiWorkerMirroredStrategy for
+the TF_CONFIG cluster with bounded connection timeouts, and `tpu_strategy`, a
+TPUStrategy with the TPU system set up.
 """
 
 from keras_estimator._early_stopping import (
@@ -15,6 +16,7 @@ from keras_estimator._early_stopping import (
 from keras_estimator._evaluator_hook import InMemoryEvaluatorHook
 from keras_estimator._multi_worker import multi_worker_strategy
 from keras_estimator._serving_input import build_raw_supervised_input_receiver_fn
+from keras_estimator._tpu import tpu_strategy
 
 __all__ = [
     "InMemoryEvaluatorHook",
@@ -26,4 +28,5 @@ __all__ = [
     "stop_if_lower_hook",
     "stop_if_no_decrease_hook",
     "stop_if_no_increase_hook",
+    "tpu_strategy",
 ]

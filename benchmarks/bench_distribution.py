@@ -7,8 +7,10 @@ global batch 32) is trained by an Estimator with
 `RunConfig(train_distribute=MirroredStrategy(R logical CPUs))`, each replica
 reading global_batch / R examples per step, and by one without a strategy
 reading the whole batch; both in this process, timed alternately (twice
-each) so machine load falls on both. Where GPUs are visible, the same is
-done with `MirroredStrategy` over one GPU against no strategy.
+each) so machine load falls on both. The strategy's own cost is measured
+with `MirroredStrategy` over one CPU device against no strategy (the same
+device, the same batch), and, where GPUs are visible, over one GPU against
+no strategy.
 
 Prints a table and ratios, then one JSON line with every number.
 """
@@ -130,7 +132,13 @@ def main(argv: list[str] | None = None) -> int:
             args.replicas,
             args.train_steps,
             f"MirroredStrategy over {args.replicas} logical CPUs vs no strategy",
-        )
+        ),
+        compare(
+            tf.distribute.MirroredStrategy(["/cpu:0"]),
+            1,
+            args.train_steps,
+            "MirroredStrategy over 1 CPU device vs no strategy",
+        ),
     ]
     if tf.config.list_physical_devices("GPU"):
         results.append(

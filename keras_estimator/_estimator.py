@@ -586,7 +586,21 @@ class Estimator:
                     input_fn, mode, self._params, self._config, input_context=context
                 ),
             )
-        if strategy is None or strategy.num_replicas_in_sync == 1:
+        if strategy is None:
+            dataset = self._dataset(input_fn, mode)
+            return dataset, dataset.element_spec
+        options = None
+        if strategy.num_replicas_in_sync == 1 and isinstance(
+            strategy, tf.distribute.MirroredStrategy
+        ):
+            # One replica reads as if there were no strategy. The default
+            # (a multi-device iterator prefetching through a generator) costs
+            # about a small model's step for every batch.
+            options = tf.distribute.InputOptions(
+                experimental_fetch_to_device=False,
+                experimental_replication_mode=tf.distribute.InputReplicationMode.PER_REPLICA,
+            )
+        elif strategy.num_replicas_in_sync == 1:
             dataset = self._dataset(input_fn, mode)
             return dataset, dataset.element_spec
         made: list[tf.data.Dataset] = []
@@ -599,7 +613,7 @@ class Estimator:
             made.append(dataset)
             return dataset
 
-        distributed = strategy.distribute_datasets_from_function(dataset_fn)
+        distributed = strategy.distribute_datasets_from_function(dataset_fn, options)
         return distributed, made[0].element_spec
 
     def _seed(self) -> None:

@@ -399,16 +399,16 @@ class ModelFnModel(keras.Model):
             return values
 
         strategy = self.distribute_strategy
-        traced: Callable[[Any], dict[str, tf.Tensor]] = metric_values
-        if strategy.num_replicas_in_sync > 1:
-            # Metric updates exist only in replica context; the values read
-            # there are already aggregated over replicas.
-            def traced(data: Any) -> dict[str, tf.Tensor]:
-                with self._store.scope(allow_creation=False):
-                    outputs = strategy.run(metric_values, args=(data,))
-                return tf.nest.map_structure(
-                    lambda v: strategy.experimental_local_results(v)[0], outputs
-                )
+
+        # Under a strategy (even of one replica) metric updates exist only in
+        # replica context; the values read there are already aggregated over
+        # replicas. Without one, `run` calls the function as it is.
+        def traced(data: Any) -> dict[str, tf.Tensor]:
+            with self._store.scope(allow_creation=False):
+                outputs = strategy.run(metric_values, args=(data,))
+            return tf.nest.map_structure(
+                lambda v: strategy.experimental_local_results(v)[0], outputs
+            )
 
         wrapped = tf.compat.v1.wrap_function(traced, signature=[element_spec])
         try:

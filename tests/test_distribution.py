@@ -224,3 +224,29 @@ def test_mirrored_loops_of_fixed_length_fetch_from_each_loops_last_step():
         np.testing.assert_array_equal(
             looped.get_variable_value(name), plain.get_variable_value(name), name
         )
+
+
+def test_one_replica_mirrored_reads_like_no_strategy_and_stops_at_input_end():
+    """One replica reads its input without a multi-device iterator; training,
+    the end of a finite input and evaluation are those of no strategy."""
+    params = {"hidden": [4], "optimizer": "adam"}
+    contexts = []
+
+    def finite_input_fn(input_context=None):
+        contexts.append(input_context)
+        return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(16)  # 6 batches
+
+    one = _estimator(tf.distribute.MirroredStrategy(["/cpu:0"]), params)
+    one.train(finite_input_fn, steps=100)
+    plain = _estimator(None, params)
+    plain.train(finite_input_fn, steps=100)
+    assert one.get_variable_value("global_step") == 6
+    assert plain.get_variable_value("global_step") == 6
+    assert contexts[0].num_input_pipelines == 1
+    assert contexts[0].num_replicas_in_sync == 1
+    for name in plain.get_variable_names():
+        np.testing.assert_allclose(
+            one.get_variable_value(name), plain.get_variable_value(name), rtol=1e-6,
+            err_msg=name,
+        )
+    assert one.evaluate(finite_input_fn) == pytest.approx(plain.evaluate(finite_input_fn))

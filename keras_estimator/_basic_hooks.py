@@ -19,6 +19,7 @@ in `_checkpoint_hooks`.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -486,7 +487,10 @@ class NanTensorHook(SessionRunHook):
                 Otherwise a NaN logs a warning and the next `after_run`
                 requests stop.
         """
-        if not np.any(np.isnan(np.asarray(loss_value, dtype=np.float64))):
+        if isinstance(loss_value, float):  # the loop's per-run loss: no numpy
+            if not math.isnan(loss_value):
+                return False
+        elif not np.any(np.isnan(np.asarray(loss_value, dtype=np.float64))):
             return False
         at = "" if step is None else f" at step {step}"
         message = f"Model diverged with loss = NaN{at}."

@@ -27,6 +27,7 @@ class FetchPlan:
 
     def __init__(self, requests: Sequence[Any]) -> None:
         self._structures: list[Any] = []
+        self._leaf_keys: list[list[str]] = []
         self.keys: list[str] = []
         self.variables: dict[str, Any] = {}
         for request in requests:
@@ -38,11 +39,13 @@ class FetchPlan:
                     "through input_fn (tf.data) instead."
                 )
             self._structures.append(fetches)
-            if fetches is not None:
-                for leaf in tf.nest.flatten(fetches):
-                    key = self._key(leaf)
-                    if key not in self.keys:
-                        self.keys.append(key)
+            leaf_keys = (
+                [] if fetches is None else [self._key(leaf) for leaf in tf.nest.flatten(fetches)]
+            )
+            self._leaf_keys.append(leaf_keys)
+            for key in leaf_keys:
+                if key not in self.keys:
+                    self.keys.append(key)
 
     def _key(self, fetch: Any) -> str:
         if isinstance(fetch, str):
@@ -64,12 +67,14 @@ class FetchPlan:
     def results(self, values: dict[str, Any]) -> list[Any]:
         """Each hook's results, nested like its fetches."""
         packed: list[Any] = []
-        for fetches in self._structures:
+        for fetches, leaf_keys in zip(self._structures, self._leaf_keys, strict=True):
             if fetches is None:
                 packed.append(None)
-                continue
-            leaves = [values[self._key(leaf)] for leaf in tf.nest.flatten(fetches)]
-            packed.append(tf.nest.pack_sequence_as(fetches, leaves))
+            elif isinstance(fetches, str):
+                packed.append(values[leaf_keys[0]])
+            else:
+                leaves = [values[key] for key in leaf_keys]
+                packed.append(tf.nest.pack_sequence_as(fetches, leaves))
         return packed
 
 

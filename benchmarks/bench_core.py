@@ -46,13 +46,18 @@ Model.fit + HookCallback: one ``fit`` after a 200-step ``fit``). Predict: one
 untimed call, then the mean of K calls of
 ``next(est.predict(single_example_input_fn))``, each with a fresh generator.
 
-The reference runs first, then our side, never both at once::
+Everything is measured ``--rounds`` times (default 3). Each round runs the
+reference and our side one after the other, never both at once, the
+reference first in even rounds and last in odd ones, so that a machine
+getting faster or slower during the run weighs on both. The table gives each
+figure's median over rounds; each ratio is computed within a round, and the
+report gives its median and its lowest and highest round::
 
     python benchmarks/bench_core.py [--train-steps 5000] [--predict-calls 100]
-        [--skip-reference]
+        [--rounds 3] [--skip-reference]
 
 Progress goes to stderr; stdout gets the table, the ratios and, as its last
-line, one JSON object with every number.
+line, one JSON object with every number (medians, and every round's ratios).
 """
 
 from __future__ import annotations
@@ -333,8 +338,8 @@ def _bench_fit_hook_callback(
     """The Estimator's ModelFnModel under plain ``Model.fit`` + HookCallback."""
     from keras_estimator import _loop_context
 
-    # Private: the Estimator's model (compiled with steps_per_execution=1 and,
-    # outside Estimator.train, no step_plan: every step is one compiled call).
+    # Private: the Estimator's model. A one-epoch fit of it runs through the
+    # Estimator's loop, fusing the steps no hook needs.
     model = est._model
     spe = int(model.steps_per_execution)
 
@@ -529,7 +534,56 @@ def _ratio(a: Any, b: Any) -> float | None:
     return a / b
 
 
-def _print_report(results: dict[str, Any]) -> dict[str, Any]:
+def _ratios(results: dict[str, Any]) -> dict[str, float | None]:
+    """The ratios the report prints, from one round's (or the median) figures."""
+    ours = results["keras_estimator"]
+    fit = results["keras_fit"]
+    fused = results["fused_limit"]
+    fused_mf = results["fused_model_fn_step"]
+    hooked = results["keras_estimator_hook_every_step"]
+    fit_hooks = results["fit_hook_callback"]
+    ref = results.get("tf_estimator_2_15") or {}
+    return {
+        "ours_vs_ref_train": _ratio(
+            ours["train_steps_per_sec"], ref.get("train_steps_per_sec")
+        ),
+        "ours_vs_ref_steady_train": _ratio(
+            ours["train_steps_per_sec"], ref.get("train_steps_per_sec_steady")
+        ),
+        "ours_steady_vs_ref_steady_train": _ratio(
+            ours["train_steps_per_sec_steady"], ref.get("train_steps_per_sec_steady")
+        ),
+        "ours_vs_keras_fit_train": _ratio(
+            ours["train_steps_per_sec"], fit["train_steps_per_sec"]
+        ),
+        "ours_vs_fused_limit_train": _ratio(
+            ours["train_steps_per_sec"], fused["train_steps_per_sec"]
+        ),
+        "ours_vs_fused_model_fn_step_train": _ratio(
+            ours["train_steps_per_sec"], fused_mf["train_steps_per_sec"]
+        ),
+        "fused_model_fn_step_vs_fused_limit_train": _ratio(
+            fused_mf["train_steps_per_sec"], fused["train_steps_per_sec"]
+        ),
+        "ours_hook_vs_ref_hook_train": _ratio(
+            hooked["train_steps_per_sec"], ref.get("train_steps_per_sec_with_hook")
+        ),
+        "ours_hook_vs_ours_train": _ratio(
+            hooked["train_steps_per_sec"], ours["train_steps_per_sec"]
+        ),
+        "ours_vs_fit_hook_callback_train": _ratio(
+            ours["train_steps_per_sec"], fit_hooks["train_steps_per_sec"]
+        ),
+        "predict_speedup_vs_ref": _ratio(
+            ref.get("predict_call_ms"), ours["predict_call_ms"]
+        ),
+    }
+
+
+def _print_report(
+    results: dict[str, Any], ratios: dict[str, Any], spread: dict[str, Any]
+) -> None:
+    """Prints the median figures, the median per-round ratios and their range."""
     ours = results["keras_estimator"]
     fit = results["keras_fit"]
     fused = results["fused_limit"]
@@ -601,41 +655,6 @@ def _print_report(results: dict[str, Any]) -> dict[str, Any]:
             f"{_fmt(pred, '16.2f')} {_fmt(first, '15.1f')}"
         )
 
-    ratios = {
-        "ours_vs_ref_train": _ratio(
-            ours["train_steps_per_sec"], ref.get("train_steps_per_sec")
-        ),
-        "ours_vs_ref_steady_train": _ratio(
-            ours["train_steps_per_sec"], ref.get("train_steps_per_sec_steady")
-        ),
-        "ours_steady_vs_ref_steady_train": _ratio(
-            ours["train_steps_per_sec_steady"], ref.get("train_steps_per_sec_steady")
-        ),
-        "ours_vs_keras_fit_train": _ratio(
-            ours["train_steps_per_sec"], fit["train_steps_per_sec"]
-        ),
-        "ours_vs_fused_limit_train": _ratio(
-            ours["train_steps_per_sec"], fused["train_steps_per_sec"]
-        ),
-        "ours_vs_fused_model_fn_step_train": _ratio(
-            ours["train_steps_per_sec"], fused_mf["train_steps_per_sec"]
-        ),
-        "fused_model_fn_step_vs_fused_limit_train": _ratio(
-            fused_mf["train_steps_per_sec"], fused["train_steps_per_sec"]
-        ),
-        "ours_hook_vs_ref_hook_train": _ratio(
-            hooked["train_steps_per_sec"], ref.get("train_steps_per_sec_with_hook")
-        ),
-        "ours_hook_vs_ours_train": _ratio(
-            hooked["train_steps_per_sec"], ours["train_steps_per_sec"]
-        ),
-        "ours_vs_fit_hook_callback_train": _ratio(
-            ours["train_steps_per_sec"], fit_hooks["train_steps_per_sec"]
-        ),
-        "predict_speedup_vs_ref": _ratio(
-            ref.get("predict_call_ms"), ours["predict_call_ms"]
-        ),
-    }
     labels = {
         "ours_vs_ref_train": "keras_estimator / tf.estimator 2.15 train (end to end)",
         "ours_vs_ref_steady_train": "keras_estimator / tf.estimator 2.15 steady train",
@@ -650,10 +669,51 @@ def _print_report(results: dict[str, Any]) -> dict[str, Any]:
         "predict_speedup_vs_ref": "predict speedup (ref ms / ours ms)",
     }
     print()
+    print(f"Ratios: median over {results['rounds']} rounds (lowest - highest round)")
     for key, label in labels.items():
-        print(f"{label:<54} {_fmt(ratios[key], '8.2f')}x")
+        low, high = spread.get(key, (None, None))
+        print(
+            f"{label:<54} {_fmt(ratios[key], '8.2f')}x   "
+            f"({_fmt(low, '.2f')} - {_fmt(high, '.2f')})"
+        )
     print()
-    return ratios
+
+
+def _median_tree(rounds: list[Any]) -> Any:
+    """The per-round results merged: numbers become their median over rounds."""
+    first = rounds[0]
+    if isinstance(first, dict):
+        return {
+            key: _median_tree([r[key] for r in rounds if isinstance(r, dict) and key in r])
+            for key in first
+        }
+    if isinstance(first, (int, float)) and not isinstance(first, bool):
+        numbers = [r for r in rounds if isinstance(r, (int, float))]
+        return statistics.median(numbers)
+    return first
+
+
+def _run_round(
+    index: int, train_steps: int, predict_calls: int, skip_reference: bool
+) -> dict[str, Any]:
+    """One round: the reference and our side, in alternating order by round."""
+    import keras_estimator  # noqa: F401  (imported before timing anything)
+
+    result: dict[str, Any] = {}
+
+    def ours() -> None:
+        result.update(bench_keras_estimator(train_steps, predict_calls))
+        result["keras_fit"] = bench_keras_fit(train_steps)
+        result["fused_limit"] = bench_fused(train_steps)
+
+    def reference() -> None:
+        result["tf_estimator_2_15"] = (
+            None if skip_reference else run_reference(train_steps, predict_calls)
+        )
+
+    for part in (reference, ours) if index % 2 == 0 else (ours, reference):
+        part()
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -661,27 +721,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-steps", type=int, default=5000)
     parser.add_argument("--predict-calls", type=int, default=100)
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="measure everything this many times, alternating which side goes first",
+    )
+    parser.add_argument(
         "--skip-reference",
         action="store_true",
         help="do not run tf.estimator 2.15 (no reference venv needed)",
     )
     args = parser.parse_args(argv)
-    if args.train_steps <= 0 or args.predict_calls <= 0:
-        parser.error("--train-steps and --predict-calls must be positive")
+    if args.train_steps <= 0 or args.predict_calls <= 0 or args.rounds <= 0:
+        parser.error("--train-steps, --predict-calls and --rounds must be positive")
 
-    results: dict[str, Any] = {
-        "train_steps": args.train_steps,
-        "predict_calls": args.predict_calls,
-        "warmup_steps": WARMUP_STEPS,
-        "cpu_count": os.cpu_count(),
-        "python_version": platform.python_version(),
-    }
-    # Reference first, while this process has not imported TensorFlow yet.
-    results["tf_estimator_2_15"] = (
-        None
-        if args.skip_reference
-        else run_reference(args.train_steps, args.predict_calls)
-    )
+    if not args.skip_reference:
+        ensure_reference_python()  # create the reference venv before timing
 
     import keras
     import tensorflow as tf
@@ -689,15 +744,37 @@ def main(argv: list[str] | None = None) -> int:
     import keras_estimator
 
     tf.get_logger().setLevel("ERROR")
-    results["tensorflow_version"] = tf.__version__
-    results["keras_version"] = keras.__version__
-    results["keras_estimator_version"] = keras_estimator.__version__
-
-    results.update(bench_keras_estimator(args.train_steps, args.predict_calls))
-    results["keras_fit"] = bench_keras_fit(args.train_steps)
-    results["fused_limit"] = bench_fused(args.train_steps)
-
-    results["ratios"] = _print_report(results)
+    rounds = []
+    for index in range(args.rounds):
+        _log(f"round {index + 1} of {args.rounds}")
+        rounds.append(
+            _run_round(index, args.train_steps, args.predict_calls, args.skip_reference)
+        )
+    per_round = [_ratios(r) for r in rounds]
+    ratios = _median_tree(per_round)
+    spread = {
+        key: (
+            min(v for r in per_round if (v := r[key]) is not None),
+            max(v for r in per_round if (v := r[key]) is not None),
+        )
+        for key in ratios
+        if ratios[key] is not None
+    }
+    results: dict[str, Any] = {
+        **_median_tree(rounds),
+        "train_steps": args.train_steps,
+        "predict_calls": args.predict_calls,
+        "warmup_steps": WARMUP_STEPS,
+        "rounds": args.rounds,
+        "cpu_count": os.cpu_count(),
+        "python_version": platform.python_version(),
+        "tensorflow_version": tf.__version__,
+        "keras_version": keras.__version__,
+        "keras_estimator_version": keras_estimator.__version__,
+    }
+    _print_report(results, ratios, spread)
+    results["ratios"] = ratios
+    results["ratios_per_round"] = per_round
     print(json.dumps(results, sort_keys=True))
     sys.stdout.flush()
     return 0

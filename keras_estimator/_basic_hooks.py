@@ -323,6 +323,9 @@ class StopAtStepHook(SessionRunHook):
             return self._num_steps
         return max(self._last_step - global_step, 1)
 
+    # A loop of fixed length (RunConfig.steps_per_loop) ends early here too.
+    steps_until_stop = steps_until_needed
+
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         self._resolve(run_context.global_step)
         if self._last_step is not None and run_context.global_step >= self._last_step:

@@ -87,6 +87,16 @@ class HookCallback(keras.callbacks.Callback):
                 needs.append(max(int(need), 1))
         return min(needs) if needs else None
 
+    def steps_until_stop(self, global_step: int) -> int | None:
+        """The fewest steps until a hook stops training (stop-at-step hooks)."""
+        stops = []
+        for hook in self._hooks:
+            method = getattr(hook, "steps_until_stop", None)
+            steps = method(global_step) if method is not None else None
+            if steps is not None:
+                stops.append(max(int(steps), 1))
+        return min(stops) if stops else None
+
     # ---- the dispatch points -------------------------------------------------
     def _begin(self, mode: str) -> None:
         self._global_step = self._read_global_step()

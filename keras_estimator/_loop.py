@@ -14,7 +14,8 @@ callbacks.
 With a loop length (`RunConfig.steps_per_loop`, TPUEstimator's
 `iterations_per_loop`) every call runs that many steps whatever the hooks
 would like, shortened only to stop at the last step; hooks then see the
-boundaries between calls, as TPUEstimator's hooks saw its loops.
+boundaries between calls, as TPUEstimator's hooks saw its loops. Stop-at-step
+callbacks and hooks (`steps_until_stop`) still end training on their step.
 """
 
 from __future__ import annotations
@@ -48,9 +49,6 @@ class StepState:
 class StopAtStep(keras.callbacks.Callback):
     """Stops training once the global step reaches `last_step`."""
 
-    # A loop length never runs past the last step.
-    bounds_loop = True
-
     def __init__(self, state: StepState, last_step: int | None) -> None:
         super().__init__()
         self._state = state
@@ -60,6 +58,9 @@ class StopAtStep(keras.callbacks.Callback):
         if self._last_step is None:
             return None
         return self._last_step - global_step
+
+    # A loop of fixed length never runs past the last step.
+    steps_until_stop = steps_until_needed
 
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
         if self._last_step is not None and self._state.value >= self._last_step:
@@ -74,13 +75,19 @@ def plan_steps(
     Callbacks that say when they next need a step (`steps_until_needed`) bound
     it; a plain Keras callback with batch methods sees every step, as it would
     in `fit`; one without them does not constrain the plan. With a
-    `loop_length` only the callbacks that end the run (`bounds_loop`) shorten
-    it.
+    `loop_length` only the steps until a callback stops training
+    (`steps_until_stop`) shorten it.
     """
-    needs = [MAX_FUSED_STEPS if loop_length is None else loop_length]
+    if loop_length is not None:
+        stops = [loop_length]
+        for callback in callbacks:
+            until_stop = getattr(callback, "steps_until_stop", None)
+            steps = until_stop(global_step) if until_stop is not None else None
+            if steps is not None:
+                stops.append(steps)
+        return max(min(stops), 0)
+    needs = [MAX_FUSED_STEPS]
     for callback in callbacks:
-        if loop_length is not None and not getattr(callback, "bounds_loop", False):
-            continue
         need = getattr(callback, "steps_until_needed", None)
         if need is not None:
             steps = need(global_step)

@@ -404,7 +404,8 @@ class RunConfig:
         steps_per_loop: An extension standing in for TPUEstimator's
             `iterations_per_loop`: every compiled call of training and
             evaluation runs exactly this many steps (fewer only to stop at
-            `steps`/`max_steps` or at the end of the input), and hooks and
+            `steps`/`max_steps`, at a `StopAtStepHook`'s step, or at the end
+            of the input), and hooks and
             callbacks run between calls, seeing the loop's last step. `None`
             (the default) fuses as many steps as the hooks allow.
 

@@ -72,6 +72,15 @@ def test_hooks_run_at_loop_boundaries_ending_at_the_last_step():
     assert int(weights["global_step"]) == 12
 
 
+def test_a_stop_at_step_hook_ends_the_loop_on_its_step():
+    boundaries = RunBoundaries()
+    weights = train(
+        steps=20, steps_per_loop=5, hooks=[ke.StopAtStepHook(last_step=7), boundaries]
+    )
+    assert boundaries.steps == [5, 7]
+    assert int(weights["global_step"]) == 7
+
+
 def test_fetching_hook_sees_each_loops_last_step():
     every_step = LossEveryRun()
     train(steps=9, steps_per_loop=None, hooks=[every_step])
@@ -143,6 +152,9 @@ def test_loop_length_ignores_hook_needs_but_not_the_last_step():
     assert _loop.plan_steps(callbacks, 0) == 3
     assert _loop.plan_steps(callbacks, 0, loop_length=10) == 10
     assert _loop.plan_steps(callbacks, 20, loop_length=10) == 5
+    assert _loop.plan_steps(callbacks, 25, loop_length=10) == 0
+    stop_hook = ke.HookCallback([ke.StopAtStepHook(last_step=13)])
+    assert _loop.plan_steps([stop_hook], 10, loop_length=10) == 3
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,10 @@ and, on the keras_estimator side, three more rows from the same Estimator:
    step counter, summaries, checkpoints) in a ``keras_estimator.HookCallback``,
    so it does the work ``Estimator.train`` does. A one-epoch
    ``fit`` on this model runs through the Estimator's loop, so it fuses the
-   steps no hook needs, as ``Estimator.train`` does.
+   steps no hook needs, as ``Estimator.train`` does. Its ratio to
+   ``Estimator.train`` is also measured in back-to-back pairs (``FIT_PAIRS``
+   pairs of N/2 steps, alternating which goes first): the median of the
+   pairs' ratios.
 
 Rows 5-7 reach into the Estimator's private model (``est._model``) and loop
 context on purpose: the public API has no handle on them yet.
@@ -95,6 +98,8 @@ from _tf215_reference import (  # noqa: E402
 
 REFERENCE_SCRIPT = _HERE / "_tf215_reference.py"
 FUSED_WARMUP_STEPS = 10
+# Back-to-back pairs of Estimator.train and Model.fit + HookCallback.
+FIT_PAIRS = 6
 
 
 def _log(message: str) -> None:
@@ -381,6 +386,26 @@ def _bench_fit_hook_callback(
         f"Model.fit({train_steps}) + HookCallback, spe={spe}: {elapsed:.2f}s "
         f"({result['train_steps_per_sec']:.0f} steps/s)"
     )
+    # Paired: Estimator.train and Model.fit back to back, in alternating
+    # order, so that both see the same machine; the ratio of each pair.
+    pair_steps = max(train_steps // 2, 1)
+    ratios = []
+    for index in range(FIT_PAIRS):
+        rates = {}
+        for name in ("train", "fit") if index % 2 == 0 else ("fit", "train"):
+            t0 = time.perf_counter()
+            if name == "train":
+                est.train(train_input_fn, steps=pair_steps)
+            else:
+                fit(pair_steps)
+            rates[name] = pair_steps / (time.perf_counter() - t0)
+        ratios.append(rates["fit"] / rates["train"])
+    result["paired_fit_over_train"] = ratios
+    result["paired_fit_over_train_median"] = statistics.median(ratios)
+    _log(
+        f"Model.fit + HookCallback / Estimator.train, {FIT_PAIRS} pairs of "
+        f"{pair_steps} steps: median {result['paired_fit_over_train_median']:.2f}"
+    )
     return result
 
 
@@ -574,6 +599,7 @@ def _ratios(results: dict[str, Any]) -> dict[str, float | None]:
         "ours_vs_fit_hook_callback_train": _ratio(
             ours["train_steps_per_sec"], fit_hooks["train_steps_per_sec"]
         ),
+        "fit_hook_callback_vs_ours_paired": fit_hooks.get("paired_fit_over_train_median"),
         "predict_speedup_vs_ref": _ratio(
             ref.get("predict_call_ms"), ours["predict_call_ms"]
         ),
@@ -666,6 +692,7 @@ def _print_report(
         "ours_hook_vs_ref_hook_train": "hook every step: keras_estimator / tf.estimator 2.15",
         "ours_hook_vs_ours_train": "keras_estimator + hook / keras_estimator train",
         "ours_vs_fit_hook_callback_train": "keras_estimator / Model.fit + HookCallback train",
+        "fit_hook_callback_vs_ours_paired": "Model.fit + HookCallback / Estimator.train, paired",
         "predict_speedup_vs_ref": "predict speedup (ref ms / ours ms)",
     }
     print()

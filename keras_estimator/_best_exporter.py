@@ -23,13 +23,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import tensorflow as tf
-
-from keras_estimator import _fn_args
-from keras_estimator._early_stopping import _scalar_values
+from keras_estimator import _eval_events, _fn_args
 from keras_estimator._exporter import (
     _SavedModelExporter,
     check_exports_to_keep,
@@ -214,7 +211,7 @@ class BestExporter(_SavedModelExporter):
             return
         logger.info("Loading best metric from event files %s.", pattern)
         current_step = (eval_result or {}).get("global_step")
-        for step, metrics in read_eval_results(pattern).items():
+        for step, metrics in _eval_events.read_scalars(pattern).items():
             if step == current_step:
                 continue
             candidate = {**metrics, "global_step": step}
@@ -237,29 +234,3 @@ class BestExporter(_SavedModelExporter):
                 continue
             if better or self._best_eval_result is None:
                 self._best_eval_result = candidate
-
-
-def read_eval_results(event_file_glob: str) -> dict[int, dict[str, float]]:
-    """Scalar eval metrics in the event files matching a glob, by global step.
-
-    Metrics of one step written in several events (TF2 writes one event per
-    metric) are merged; a later event (by wall time) wins a clash.
-    """
-    events = []
-    for order, event in enumerate(_events(event_file_glob)):
-        metrics = _scalar_values(event)
-        if metrics:
-            events.append((event.wall_time, order, int(event.step), metrics))
-    by_step: dict[int, dict[str, float]] = {}
-    for _, _, step, metrics in sorted(events, key=lambda e: (e[0], e[1])):
-        by_step.setdefault(step, {}).update(metrics)
-    return dict(sorted(by_step.items()))
-
-
-def _events(event_file_glob: str) -> Iterator[Any]:
-    for path in sorted(tf.io.gfile.glob(event_file_glob)):
-        try:
-            yield from tf.compat.v1.train.summary_iterator(path)
-        except tf.errors.DataLossError as error:
-            # A file still being written: keep what was read.
-            logger.warning("Skipping the rest of event file %s: %s", path, error)

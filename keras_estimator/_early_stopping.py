@@ -36,9 +36,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import tensorflow as tf
 
-from keras_estimator import _checkpoint
+from keras_estimator import _checkpoint, _eval_events
 from keras_estimator._basic_hooks import SecondOrStepTimer, StopAtStepHook
 from keras_estimator._estimator import Estimator
 from keras_estimator._session_run_hook import (
@@ -49,7 +48,6 @@ from keras_estimator._session_run_hook import (
 
 logger = logging.getLogger("keras_estimator")
 
-_EVENT_FILE_GLOB_PATTERN = "events.out.tfevents.*"
 _CHECKPOINT_STEP = re.compile(r"-(\d+)$")
 
 
@@ -77,53 +75,7 @@ def read_eval_metrics(eval_dir: str) -> collections.OrderedDict[int, dict[str, f
     Returns:
         An OrderedDict of global step -> {metric name: value}, by step.
     """
-    events = []
-    for order, event in enumerate(_summaries(eval_dir)):
-        metrics = _scalar_values(event)
-        if metrics:
-            events.append((event.wall_time, order, int(event.step), metrics))
-    by_step: dict[int, dict[str, float]] = collections.defaultdict(dict)
-    for _, _, step, metrics in sorted(events, key=lambda e: (e[0], e[1])):
-        by_step[step].update(metrics)
-    return collections.OrderedDict(sorted(by_step.items()))
-
-
-def _scalar_values(event: Any) -> dict[str, float]:
-    if not event.HasField("summary"):
-        return {}
-    metrics = {}
-    for value in event.summary.value:
-        if value.HasField("simple_value"):
-            metrics[value.tag] = float(value.simple_value)
-        elif value.HasField("tensor"):
-            try:
-                array = tf.make_ndarray(value.tensor)
-            except (TypeError, ValueError):
-                continue
-            if array.ndim == 0 and (
-                np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
-            ):
-                metrics[value.tag] = float(array)
-    return metrics
-
-
-def _summaries(eval_dir: str) -> Any:
-    """Yields the Event protos of `eval_dir`'s event files, file by file."""
-    if not tf.io.gfile.exists(eval_dir):
-        return
-    pattern = os.path.join(eval_dir, _EVENT_FILE_GLOB_PATTERN)
-    for event_file in sorted(tf.io.gfile.glob(pattern)):
-        try:
-            yield from tf.compat.v1.train.summary_iterator(event_file)
-        except tf.errors.DataLossError as error:
-            # A file being written (or truncated): keep what was read.
-            logger.warning(
-                "Skipping rest of the file due to encountering data corruption "
-                "error; file path: %s; original error raised by "
-                "`tf.compat.v1.train.summary_iterator`: %s",
-                event_file,
-                error,
-            )
+    return _eval_events.read_directory(eval_dir)
 
 
 # ---- the hooks -------------------------------------------------------------------

@@ -171,7 +171,7 @@ class InMemoryEvaluatorHook(SessionRunHook):
         return None if variable is None else int(variable.numpy())
 
     def _evaluate(self, step: int | None) -> dict[str, Any]:
-        with _live_weights(self._estimator):
+        with live_weights(self._estimator):
             results = self._estimator.evaluate(
                 self._input_fn, steps=self._steps, hooks=self._hooks, name=self._name
             )
@@ -187,7 +187,7 @@ class InMemoryEvaluatorHook(SessionRunHook):
 
 
 @contextlib.contextmanager
-def _live_weights(estimator: Estimator) -> Iterator[None]:
+def live_weights(estimator: Estimator) -> Iterator[None]:
     """Makes `estimator.evaluate()` use the in-memory weights; see the module doc."""
     model = estimator._model
     saved_synced = estimator._synced_checkpoint

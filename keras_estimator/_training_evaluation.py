@@ -12,7 +12,7 @@ Owns the three pieces `train_and_evaluate` adds to `Estimator.train`:
 Evaluations run inside training, on the Estimator being trained, right after
 the checkpoint they evaluate was written: its variables hold exactly that
 checkpoint, so `evaluate()` runs on them without restoring it (see
-`_evaluator_hook._live_weights`) and reuses the Estimator's compiled eval
+`_evaluator_hook.live_weights`) and reuses the Estimator's compiled eval
 function from one evaluation to the next.
 """
 
@@ -28,7 +28,7 @@ from keras_estimator._basic_hooks import SecondOrStepTimer
 from keras_estimator._checkpoint_hooks import CheckpointSaverListener
 from keras_estimator._early_stopping import checkpoint_step
 from keras_estimator._estimator import Estimator
-from keras_estimator._evaluator_hook import _live_weights
+from keras_estimator._evaluator_hook import live_weights
 from keras_estimator._session_run_hook import (
     SessionRunArgs,
     SessionRunContext,
@@ -83,7 +83,7 @@ class Evaluator:
             if final and not self._was_final and self.metrics is not None:
                 self._export_final_only(checkpoint, self.metrics)
             return
-        with _live_weights(self._estimator):
+        with live_weights(self._estimator):
             self._evaluate(checkpoint, final)
 
     def evaluate_checkpoint(self, checkpoint: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 import keras_estimator as ke
 from keras_estimator import _best_exporter
-from keras_estimator._best_exporter import read_eval_results
+from keras_estimator._eval_events import read_scalars
 from keras_estimator._exporter import garbage_collect_exports
 from tests._models import input_fn, make_data, mlp_model_fn
 
@@ -240,7 +240,7 @@ def test_best_exporter_reads_tf1_events_and_skips_unrankable_ones(tmp_path):
     with tf.io.TFRecordWriter(str(eval_dir / "events.out.tfevents.1.tf1")) as writer:
         for event in events:
             writer.write(event.SerializeToString())
-    assert read_eval_results(str(eval_dir / "*.tfevents.*")) == {
+    assert read_scalars(str(eval_dir / "*.tfevents.*")) == {
         5: {"auc": pytest.approx(0.8)},
         10: {"loss": pytest.approx(0.2)},
         15: {"auc": pytest.approx(0.9)},

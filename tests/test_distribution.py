@@ -29,6 +29,19 @@ def _input_fn(batch_size, seen=None):
     return input_fn
 
 
+class GlobalSteps(ke.SessionRunHook):
+    """Fetches the global step at every run it sees."""
+
+    def __init__(self):
+        self.steps = []
+
+    def before_run(self, run_context):
+        return ke.SessionRunArgs("global_step")
+
+    def after_run(self, run_context, run_values):
+        self.steps.append(int(run_values.results))
+
+
 def _estimator(strategy, params, seed=1):
     config = ke.RunConfig(tf_random_seed=seed, train_distribute=strategy)
     return ke.Estimator(mlp_model_fn, tempfile.mkdtemp(), config, params)
@@ -137,24 +150,14 @@ def test_mirrored_step_fusion_with_hooks_matches_step_by_step():
     """Keras 3 fit fails with MirroredStrategy and steps_per_execution > 1;
     fused runs here must give what one-step runs give."""
 
-    class EveryStep(ke.SessionRunHook):
-        def __init__(self):
-            self.losses = []
-
-        def before_run(self, run_context):
-            return ke.SessionRunArgs("global_step")
-
-        def after_run(self, run_context, run_values):
-            self.losses.append(int(run_values.results))
-
     params = {"hidden": [4], "optimizer": "adam"}
     strategy = MIRRORED
     fused = _estimator(strategy, params)
     fused.train(_input_fn(8), steps=25)  # default hooks: fused runs between logs
     stepwise = _estimator(strategy, params)
-    hook = EveryStep()
+    hook = GlobalSteps()
     stepwise.train(_input_fn(8), steps=25, hooks=[hook])
-    assert hook.losses == list(range(1, 26))
+    assert hook.steps == list(range(1, 26))
     np.testing.assert_array_equal(
         fused.get_variable_value("dense/kernel"),
         stepwise.get_variable_value("dense/kernel"),
@@ -201,16 +204,6 @@ def test_model_to_estimator_under_mirrored_strategy_matches_single_device():
 def test_mirrored_loops_of_fixed_length_fetch_from_each_loops_last_step():
     """`steps_per_loop` (TPUEstimator's iterations_per_loop) under a strategy:
     a fetching hook sees the last step of every loop, weights are unchanged."""
-
-    class GlobalSteps(ke.SessionRunHook):
-        def __init__(self):
-            self.steps = []
-
-        def before_run(self, run_context):
-            return ke.SessionRunArgs("global_step")
-
-        def after_run(self, run_context, run_values):
-            self.steps.append(int(run_values.results))
 
     params = {"hidden": [4], "optimizer": "adam"}
     config = ke.RunConfig(tf_random_seed=1, train_distribute=MIRRORED, steps_per_loop=6)

@@ -6,11 +6,12 @@ The core MLP (benchmarks/_tf215_reference.py's workload: 4-64-64-3, Adam,
 global batch 32) is trained by an Estimator with
 `RunConfig(train_distribute=MirroredStrategy(R logical CPUs))`, each replica
 reading global_batch / R examples per step, and by one without a strategy
-reading the whole batch; both in this process, timed alternately (twice
-each) so machine load falls on both. The strategy's own cost is measured
-with `MirroredStrategy` over one CPU device against no strategy (the same
-device, the same batch), and, where GPUs are visible, over one GPU against
-no strategy.
+reading the whole batch; both in this process, timed in back-to-back pairs
+(alternating which goes first) so machine load falls on both: the ratio is
+the median of the pairs' ratios, the rates the median of each side's runs.
+The strategy's own cost is measured with `MirroredStrategy` over one CPU
+device against no strategy (the same device, the same batch), and, where
+GPUs are visible, over one GPU against no strategy.
 
 Prints a table and ratios, then one JSON line with every number.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -78,6 +80,10 @@ def _time_train(estimator: Any, input_fn: Any, steps: int) -> float:
     return steps / (time.perf_counter() - started)
 
 
+# Timed pairs (strategy, no strategy) per comparison.
+PAIRS = 5
+
+
 def compare(strategy: Any, replicas: int, steps: int, label: str) -> dict[str, Any]:
     """Steps/s of `strategy` (global batch split over replicas) and of no strategy."""
     distributed, distributed_input = _estimator(strategy, BATCH_SIZE // replicas)
@@ -85,23 +91,33 @@ def compare(strategy: Any, replicas: int, steps: int, label: str) -> dict[str, A
     for estimator, input_fn in ((distributed, distributed_input), (single, single_input)):
         estimator.train(input_fn, steps=200)  # build, trace, first checkpoint
     rates: dict[str, list[float]] = {"strategy": [], "none": []}
-    for _ in range(2):
-        rates["strategy"].append(_time_train(distributed, distributed_input, steps))
-        rates["none"].append(_time_train(single, single_input, steps))
-    best = {name: max(values) for name, values in rates.items()}
+    ratios = []
+    for index in range(PAIRS):
+        # Back to back, alternating which goes first.
+        order = ("strategy", "none") if index % 2 == 0 else ("none", "strategy")
+        pair = {}
+        for name in order:
+            if name == "strategy":
+                pair[name] = _time_train(distributed, distributed_input, steps)
+            else:
+                pair[name] = _time_train(single, single_input, steps)
+            rates[name].append(pair[name])
+        ratios.append(pair["strategy"] / pair["none"])
+    median = {name: statistics.median(values) for name, values in rates.items()}
     result = {
         "label": label,
         "replicas": replicas,
         "steps": steps,
         "global_batch": BATCH_SIZE,
-        "strategy_steps_per_sec": best["strategy"],
-        "none_steps_per_sec": best["none"],
+        "strategy_steps_per_sec": median["strategy"],
+        "none_steps_per_sec": median["none"],
         "all_rates": rates,
-        "ratio": best["strategy"] / best["none"],
+        "pair_ratios": ratios,
+        "ratio": statistics.median(ratios),
     }
     print(
-        f"[bench_distribution] {label}: {best['strategy']:.0f} steps/s with the "
-        f"strategy, {best['none']:.0f} without ({result['ratio']:.2f}x)",
+        f"[bench_distribution] {label}: {median['strategy']:.0f} steps/s with the "
+        f"strategy, {median['none']:.0f} without (median of pairs {result['ratio']:.2f}x)",
         flush=True,
     )
     return result

@@ -41,6 +41,7 @@ from keras_estimator._hook_callback import HookCallback, check_hooks
 from keras_estimator._mode_keys import ModeKeys
 from keras_estimator._model_fn_model import ModelFnModel
 from keras_estimator._run_config import RunConfig
+from keras_estimator._session_config import apply_session_config
 from keras_estimator._summaries import SummarySaverHook
 from keras_estimator._variable_store import VariableStore
 from keras_estimator._warm_start import WarmStartSettings, as_settings, warm_start
@@ -93,6 +94,7 @@ class Estimator:
             )
         self._model_dir = _resolve_model_dir(model_dir, config)
         self._config = config.replace(model_dir=self._model_dir)
+        apply_session_config(self._config.session_config)
         self._model_fn = model_fn
         self._params = dict(params or {})
         self._warm_start_from = as_settings(warm_start_from)

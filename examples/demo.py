@@ -115,9 +115,13 @@ def export_for_serving(estimator: keras_estimator.Estimator, model_dir: str) -> 
         os.path.join(model_dir, "export", "demo"), receiver_fn
     ).decode()
     reloaded = tf.saved_model.load(export_dir)
-    x, _ = load_iris()
-    served = reloaded.signatures["serving_default"](x=tf.constant(x[:3]))
-    print(f"served class_ids for 3 flowers: {served['class_ids'].numpy()}")
+    x, y = load_iris()
+    one_of_each = [int(np.flatnonzero(y == label)[0]) for label in range(3)]
+    served = reloaded.signatures["serving_default"](x=tf.constant(x[one_of_each]))
+    print(
+        f"served class_ids for 3 flowers: {served['class_ids'].numpy()} "
+        f"(true {y[one_of_each]})"
+    )
     return export_dir
 
 

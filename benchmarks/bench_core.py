@@ -724,8 +724,6 @@ def _run_round(
     index: int, train_steps: int, predict_calls: int, skip_reference: bool
 ) -> dict[str, Any]:
     """One round: the reference and our side, in alternating order by round."""
-    import keras_estimator  # noqa: F401  (imported before timing anything)
-
     result: dict[str, Any] = {}
 
     def ours() -> None:

@@ -588,23 +588,20 @@ class Estimator:
                     input_fn, mode, self._params, self._config, input_context=context
                 ),
             )
-        if strategy is None:
+        one_replica = strategy is not None and strategy.num_replicas_in_sync == 1
+        mirrored = isinstance(strategy, tf.distribute.MirroredStrategy)
+        if strategy is None or (one_replica and not mirrored):
             dataset = self._dataset(input_fn, mode)
             return dataset, dataset.element_spec
         options = None
-        if strategy.num_replicas_in_sync == 1 and isinstance(
-            strategy, tf.distribute.MirroredStrategy
-        ):
-            # One replica reads as if there were no strategy. The default
-            # (a multi-device iterator prefetching through a generator) costs
-            # about a small model's step for every batch.
+        if one_replica:
+            # One Mirrored replica reads as if there were no strategy. The
+            # default (a multi-device iterator prefetching through a
+            # generator) costs about a small model's step for every batch.
             options = tf.distribute.InputOptions(
                 experimental_fetch_to_device=False,
                 experimental_replication_mode=tf.distribute.InputReplicationMode.PER_REPLICA,
             )
-        elif strategy.num_replicas_in_sync == 1:
-            dataset = self._dataset(input_fn, mode)
-            return dataset, dataset.element_spec
         made: list[tf.data.Dataset] = []
 
         def dataset_fn(context: tf.distribute.InputContext) -> tf.data.Dataset:

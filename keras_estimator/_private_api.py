@@ -233,3 +233,56 @@ def auto_shard_dataset(
     from tensorflow.python.distribute import input_ops
 
     return input_ops.auto_shard_dataset(dataset, num_shards, index, num_replicas_in_sync)
+
+
+# ---- v1 AdamOptimizer ----------------------------------------------------------
+# Checked on TensorFlow 2.21 (and the same code in 2.15). The v1 optimizer
+# computes each dense update of a resource variable in its private
+# `_resource_apply_dense(grad, var)`, from its private hyperparameter tensors
+# (`_lr_t`, `_beta1_t`, `_beta2_t`, `_epsilon_t`, made by `_prepare`), its
+# beta-power accumulators and its "m" and "v" slots.
+_wrapped_adam_update: list[Any] = []
+
+
+def wrap_v1_adam_dense_update(update: Any) -> None:
+    """Routes `AdamOptimizer._resource_apply_dense` through `update`, once.
+
+    `update(grad, var, use_locking, arguments, kernel_update)` returns the
+    update op: `kernel_update()` builds TensorFlow's own, `arguments()` gives
+    what the kernel reads: the `m` and `v` slot handles, the `beta1_power`
+    and `beta2_power` accumulator variables, and the `learning_rate`,
+    `beta1`, `beta2` and `epsilon` tensors of the current `apply_gradients`
+    call (made once per call, uncast). Subclasses that define the method
+    themselves keep theirs.
+    """
+    if _wrapped_adam_update:
+        return
+    from tensorflow.python.training import adam
+
+    kernel_method = adam.AdamOptimizer.__dict__["_resource_apply_dense"]
+
+    def _resource_apply_dense(optimizer: Any, grad: Any, var: Any) -> Any:
+        def arguments() -> dict[str, Any]:
+            beta1_power, beta2_power = optimizer._get_beta_accumulators()
+            return {
+                "m": optimizer.get_slot(var, "m").handle,
+                "v": optimizer.get_slot(var, "v").handle,
+                "beta1_power": beta1_power,
+                "beta2_power": beta2_power,
+                "learning_rate": optimizer._lr_t,
+                "beta1": optimizer._beta1_t,
+                "beta2": optimizer._beta2_t,
+                "epsilon": optimizer._epsilon_t,
+            }
+
+        return update(
+            grad,
+            var,
+            optimizer._use_locking,
+            arguments,
+            lambda: kernel_method(optimizer, grad, var),
+        )
+
+    _resource_apply_dense.__doc__ = kernel_method.__doc__
+    adam.AdamOptimizer._resource_apply_dense = _resource_apply_dense
+    _wrapped_adam_update.append(kernel_method)

@@ -26,7 +26,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator import _private_api
+from keras_estimator import _private_api, _v1_adam
 
 _GraphKeys = tf.compat.v1.GraphKeys
 _LOCAL_COLLECTIONS = frozenset(
@@ -179,12 +179,15 @@ class VariableStore:
             return self._provide(next_creator, trace, allow_creation, kwargs)
 
         # Names are taken from the root scope, as in a new TF1 graph, whatever
-        # loop or replica scope the step is traced in.
+        # loop or replica scope the step is traced in. Every trace on the
+        # store's variables, and every cross-replica update of them, runs in
+        # this scope: v1 Adam updates of small ones are made inline there.
         with (
             tf.compat.v1.name_scope(None),
             tf.variable_creator_scope(creator),
             _private_api.fresh_layer_names(),
             _private_api.fresh_variable_scopes(),
+            _v1_adam.inline_small_updates(),
         ):
             self._register(trace, self._entries[GLOBAL_STEP_NAME])
             yield trace

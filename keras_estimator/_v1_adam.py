@@ -1,0 +1,158 @@
+"""v1 `AdamOptimizer` updates of small CPU variables, run inline.
+
+TensorFlow's CPU kernel for `ResourceApplyAdam` (checked on 2.21; 2.15 has
+the same code) tells its thread pool that every element costs as much as
+the whole variable, so each update, even of a 64-element bias, is split
+across all intra-op threads. For the variables of a small model the hand-offs
+cost far more than the arithmetic: on a 2-core machine a 4-64-64-3 MLP
+spends a third of its step in them (with one intra-op thread it runs 1.6x
+as fast).
+
+Inside the Estimator's traces, `AdamOptimizer` updates dense float32 and
+float64 variables on CPU with fewer than `MAX_INLINE_ELEMENTS` elements by
+the same arithmetic written as elementwise ops, which the runtime sizes by
+their real cost and runs inline:
+
+    m   <- m + (g - m) * (1 - beta1)
+    v   <- v + (g * g - v) * (1 - beta2)
+    var <- var - (m * alpha) / (sqrt(v) + epsilon)
+    alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power)
+
+in the kernel's order of operations, so the results are the kernel's bit
+for bit (tests/test_v1_adam.py compares them). Larger variables, where the
+kernel's one pass over memory and its threads pay off, other devices, other
+dtypes, `use_locking=True` and sparse updates keep TensorFlow's kernels, as
+does everything outside the Estimator's traces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator import _private_api
+
+# Above this size the kernel's single pass and its threads win; measured
+# on the 2-core benchmark machine (tests/test_v1_adam.py checks both sides).
+MAX_INLINE_ELEMENTS = 1 << 16
+
+_INLINE_DTYPES = (tf.float32, tf.float64)
+_state = threading.local()
+
+
+@contextlib.contextmanager
+def inline_small_updates() -> Iterator[None]:
+    """Runs small v1 Adam updates traced in this thread inline (see module)."""
+    _private_api.wrap_v1_adam_dense_update(_dense_update)
+    outermost = not getattr(_state, "depth", 0)
+    if outermost:
+        _state.depth = 0
+        _state.step_sizes = {}
+    _state.depth += 1
+    try:
+        yield
+    finally:
+        _state.depth -= 1
+        if outermost:
+            _state.step_sizes = {}
+
+
+def runs_inline(var: Any, grad: Any, use_locking: bool) -> bool:
+    """Whether a dense update of `var` by `grad` is computed by elementwise ops."""
+    if use_locking or grad.dtype.base_dtype not in _INLINE_DTYPES:
+        return False
+    size = var.shape.num_elements()
+    if size is None or size >= MAX_INLINE_ELEMENTS:
+        return False
+    device = getattr(var, "device", "") or ""
+    return bool(device) and tf.DeviceSpec.from_string(device).device_type == "CPU"
+
+
+def _dense_update(
+    grad: tf.Tensor,
+    var: Any,
+    use_locking: bool,
+    arguments: Callable[[], dict[str, Any]],
+    kernel_update: Callable[[], Any],
+) -> Any:
+    if not getattr(_state, "depth", 0) or not runs_inline(var, grad, use_locking):
+        return kernel_update()
+    args = arguments()
+    dtype = grad.dtype.base_dtype
+    # One step size per apply_gradients call (its learning-rate tensor is
+    # made once per call), dtype and device: the kernel computes the same
+    # value for every variable, from the accumulators read before any of
+    # the call's updates.
+    key = (args["learning_rate"].ref(), dtype, var.device)
+    alpha = _state.step_sizes.get(key)
+    if alpha is None:
+        alpha = step_size(
+            tf.cast(args["learning_rate"], dtype),
+            tf.cast(args["beta1_power"], dtype),
+            tf.cast(args["beta2_power"], dtype),
+        )
+        _state.step_sizes[key] = alpha
+    return apply_adam(
+        var.handle,
+        m=args["m"],
+        v=args["v"],
+        grad=grad,
+        alpha=alpha,
+        beta1=tf.cast(args["beta1"], dtype),
+        beta2=tf.cast(args["beta2"], dtype),
+        epsilon=tf.cast(args["epsilon"], dtype),
+    )
+
+
+def step_size(
+    learning_rate: tf.Tensor, beta1_power: tf.Tensor, beta2_power: tf.Tensor
+) -> tf.Tensor:
+    """The kernel's `alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power)`."""
+    one = tf.ones([], learning_rate.dtype)
+    return learning_rate * tf.sqrt(one - beta2_power) / (one - beta1_power)
+
+
+def apply_adam(
+    var: tf.Tensor,
+    *,
+    m: tf.Tensor,
+    v: tf.Tensor,
+    grad: tf.Tensor,
+    alpha: tf.Tensor,
+    beta1: tf.Tensor,
+    beta2: tf.Tensor,
+    epsilon: tf.Tensor,
+) -> tf.Operation:
+    """`ResourceApplyAdam` (non-Nesterov) as elementwise ops on resource handles.
+
+    Args:
+        var, m, v: resource handles of the variable and its two slots.
+        grad: the gradient, of the variable's shape and dtype.
+        alpha: the step size (`step_size`).
+        beta1, beta2, epsilon: Adam's hyperparameters, of grad's dtype.
+
+    Returns:
+        An op that completes when `var`, `m` and `v` are all updated.
+    """
+    dtype = grad.dtype
+    one = tf.ones([], dtype)
+
+    def read(handle: tf.Tensor) -> tf.Tensor:
+        return tf.raw_ops.ReadVariableOp(resource=handle, dtype=dtype)
+
+    update_m = tf.raw_ops.AssignAddVariableOp(
+        resource=m, value=(grad - read(m)) * (one - beta1)
+    )
+    update_v = tf.raw_ops.AssignAddVariableOp(
+        resource=v, value=(tf.square(grad) - read(v)) * (one - beta2)
+    )
+    with tf.control_dependencies([update_m, update_v]):
+        new_m, new_v = read(m), read(v)
+    update_var = tf.raw_ops.AssignSubVariableOp(
+        resource=var, value=(new_m * alpha) / (tf.sqrt(new_v) + epsilon)
+    )
+    return tf.group(update_m, update_v, update_var)

@@ -1,0 +1,198 @@
+"""v1 AdamOptimizer's small dense updates, run inline, equal TensorFlow's kernel."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from hypothesis import given
+from hypothesis import strategies as st
+
+import keras_estimator as ke
+from keras_estimator import _v1_adam
+from keras_estimator.compat import layers
+from tests._models import input_fn, make_data, mlp_model_fn
+
+
+def _run_updates(kind, initial, gradients, hyper):
+    """`initial` updated by each gradient in turn, through `kind`; (var, m, v)."""
+    dtype = initial.dtype
+    var = tf.Variable(initial)
+    m = tf.Variable(tf.zeros_like(initial))
+    v = tf.Variable(tf.zeros_like(initial))
+    beta1_power = tf.Variable(np.array(hyper["beta1"], dtype))
+    beta2_power = tf.Variable(np.array(hyper["beta2"], dtype))
+
+    def constant(name):
+        return tf.constant(hyper[name], dtype)
+
+    @tf.function(autograph=False)
+    def step(grad):
+        if kind == "kernel":
+            update = tf.raw_ops.ResourceApplyAdam(
+                var=var.handle,
+                m=m.handle,
+                v=v.handle,
+                beta1_power=beta1_power.read_value(),
+                beta2_power=beta2_power.read_value(),
+                lr=constant("learning_rate"),
+                beta1=constant("beta1"),
+                beta2=constant("beta2"),
+                epsilon=constant("epsilon"),
+                grad=grad,
+            )
+        else:
+            update = _v1_adam.apply_adam(
+                var.handle,
+                m=m.handle,
+                v=v.handle,
+                grad=grad,
+                alpha=_v1_adam.step_size(
+                    constant("learning_rate"),
+                    beta1_power.read_value(),
+                    beta2_power.read_value(),
+                ),
+                beta1=constant("beta1"),
+                beta2=constant("beta2"),
+                epsilon=constant("epsilon"),
+            )
+        with tf.control_dependencies([update]):
+            beta1_power.assign(beta1_power * constant("beta1"))
+            beta2_power.assign(beta2_power * constant("beta2"))
+
+    for gradient in gradients:
+        step(tf.constant(gradient))
+    return var.numpy(), m.numpy(), v.numpy()
+
+
+@given(
+    size=st.integers(1, 3000),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    steps=st.integers(1, 6),
+    learning_rate=st.floats(1e-5, 1.0),
+    beta1=st.floats(0.0, 0.999),
+    beta2=st.floats(0.5, 0.99999),
+    epsilon=st.floats(1e-10, 1e-1),
+    seed=st.integers(0, 2**16),
+)
+def test_inline_update_equals_the_kernel_bit_for_bit(
+    size, dtype, steps, learning_rate, beta1, beta2, epsilon, seed
+):
+    rng = np.random.default_rng(seed)
+    initial = rng.standard_normal(size).astype(dtype)
+    gradients = [
+        (rng.standard_normal(size) * 10 ** rng.uniform(-6, 2)).astype(dtype)
+        for _ in range(steps)
+    ]
+    hyper = {
+        "learning_rate": learning_rate,
+        "beta1": beta1,
+        "beta2": beta2,
+        "epsilon": epsilon,
+    }
+    kernel = _run_updates("kernel", initial, gradients, hyper)
+    inline = _run_updates("inline", initial, gradients, hyper)
+    for expected, got in zip(kernel, inline, strict=True):
+        np.testing.assert_array_equal(got, expected)
+
+
+def _adam_ops(estimator):
+    """Counts of each op type in the Estimator's compiled training step."""
+    graph = estimator._model.build_graphs[ke.ModeKeys.TRAIN]
+    counts = {}
+    for op in graph.get_operations():
+        counts[op.type] = counts.get(op.type, 0) + 1
+    return counts
+
+
+def _train(tmp_path, name, params, steps=12):
+    x, y = make_data(48)
+    estimator = ke.Estimator(
+        mlp_model_fn,
+        str(tmp_path / name),
+        params=params,
+        config=ke.RunConfig(tf_random_seed=3),
+    )
+    estimator.train(input_fn(x, y, batch_size=8), steps=steps)
+    return estimator
+
+
+def test_estimator_training_equals_the_kernel_and_skips_it(tmp_path, monkeypatch):
+    params = {"hidden": [16, 8], "optimizer": "adam", "learning_rate": 0.01}
+    inline = _train(tmp_path, "inline", params)
+    monkeypatch.setattr(_v1_adam, "MAX_INLINE_ELEMENTS", 0)
+    kernel = _train(tmp_path, "kernel", params)
+    assert _adam_ops(inline).get("ResourceApplyAdam", 0) == 0
+    assert _adam_ops(kernel)["ResourceApplyAdam"] == 6
+    names = inline.get_variable_names()
+    assert "dense/kernel/Adam" in names and "beta1_power" in names
+    for name in names:
+        np.testing.assert_array_equal(
+            inline.get_variable_value(name), kernel.get_variable_value(name), err_msg=name
+        )
+
+
+def _big_model_fn(features, labels, mode):
+    """One dense layer with a kernel of exactly MAX_INLINE_ELEMENTS elements."""
+    units = _v1_adam.MAX_INLINE_ELEMENTS // 256
+    hidden = layers.dense(tf.tile(features["x"], [1, 64]), units)
+    logits = layers.dense(hidden, 3)
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    train_op = tf.compat.v1.train.AdamOptimizer(1e-3).minimize(
+        loss, global_step=tf.compat.v1.train.get_global_step()
+    )
+    return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def test_large_variables_keep_the_kernel(tmp_path):
+    x, y = make_data(16)
+    estimator = ke.Estimator(_big_model_fn, str(tmp_path))
+    estimator.train(input_fn(x, y, batch_size=8), steps=1)
+    kernel_sizes = [
+        estimator.get_variable_value(name).size
+        for name in ("dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias")
+    ]
+    assert kernel_sizes[0] == _v1_adam.MAX_INLINE_ELEMENTS
+    # Only the large kernel is updated by TensorFlow's fused kernel.
+    assert _adam_ops(estimator)["ResourceApplyAdam"] == 1
+
+
+def test_use_locking_keeps_the_kernel(tmp_path):
+    def model_fn(features, labels, mode):
+        logits = layers.dense(features["x"], 3)
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        optimizer = tf.compat.v1.train.AdamOptimizer(1e-3, use_locking=True)
+        train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    x, y = make_data(16)
+    estimator = ke.Estimator(model_fn, str(tmp_path))
+    estimator.train(input_fn(x, y, batch_size=8), steps=1)
+    assert _adam_ops(estimator)["ResourceApplyAdam"] == 2
+
+
+def test_adam_outside_the_estimator_is_untouched(tmp_path):
+    _train(tmp_path, "first", {"optimizer": "adam"}, steps=1)  # wraps AdamOptimizer
+    var = tf.Variable([1.0, 2.0])
+    optimizer = tf.compat.v1.train.AdamOptimizer(0.1)
+
+    @tf.function(autograph=False)
+    def step():
+        optimizer.minimize(lambda: tf.reduce_sum(var * var), var_list=[var])
+
+    graph = step.get_concrete_function().graph
+    assert "ResourceApplyAdam" in {op.type for op in graph.get_operations()}
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype", "use_locking", "expected"),
+    [
+        ([64, 64], tf.float32, False, True),
+        ([3], tf.float64, False, True),
+        ([64, 64], tf.float32, True, False),
+        ([256, 256], tf.float32, False, False),
+        ([4], tf.float16, False, False),
+    ],
+)
+def test_runs_inline_rules(shape, dtype, use_locking, expected):
+    variable = tf.Variable(tf.zeros(shape, dtype))
+    grad = tf.zeros(shape, dtype)
+    assert _v1_adam.runs_inline(variable, grad, use_locking) is expected

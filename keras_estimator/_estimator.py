@@ -25,6 +25,7 @@ from keras_estimator import (
     _checkpoint,
     _export,
     _fn_args,
+    _input_release,
     _inputs,
     _loop,
     _loop_context,
@@ -394,15 +395,21 @@ class Estimator:
             model=model,
         )
         keys = [predict_keys] if isinstance(predict_keys, str) else predict_keys
-        with _loop_context.active(self._loop_context()):
-            yield from self._predict_batches(
-                model, iter(dataset), listeners, keys, yield_single_examples
-            )
+        # The box holds the only reference to the input iterator, which is
+        # freed on the release thread however the caller leaves the generator.
+        input_box = [iter(dataset)]
+        try:
+            with _loop_context.active(self._loop_context()):
+                yield from self._predict_batches(
+                    model, input_box, listeners, keys, yield_single_examples
+                )
+        finally:
+            _input_release.release(input_box)
 
     def _predict_batches(
         self,
         model: ModelFnModel,
-        iterator: Any,
+        input_box: list[Any],
         listeners: Any,
         keys: Sequence[str] | None,
         yield_single_examples: bool,
@@ -413,7 +420,7 @@ class Estimator:
         while not model.stop_predicting:
             listeners.on_predict_batch_begin(batch)
             try:
-                outputs = self._predict_function(iterator)
+                outputs = self._predict_function(input_box[0])
             except StopIteration:
                 break
             model.last_run_steps = 1

@@ -20,7 +20,6 @@ callbacks and hooks (`steps_until_stop`) still end training on their step.
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -151,7 +150,7 @@ def run_training(
         if step_plan() <= 0:
             return None
         # The base class's fit: ModelFnModel.fit comes here itself.
-        with _multi_worker.explain_cluster_errors(strategy):
+        with _multi_worker.explain_cluster_errors(strategy), model.reading_input():
             return keras.Model.fit(
                 model,
                 dataset,
@@ -163,7 +162,6 @@ def run_training(
         model.step_plan = None
         model.after_chunk = None
         model.loop_length = None
-        release_input_iterators()
 
 
 def run_evaluation(
@@ -186,7 +184,10 @@ def run_evaluation(
     try:
         # The base class's evaluate: a model bound to an Estimator comes here
         # through the Estimator.
-        with _multi_worker.explain_cluster_errors(model.distribute_strategy):
+        with (
+            _multi_worker.explain_cluster_errors(model.distribute_strategy),
+            model.reading_input(),
+        ):
             logs = keras.Model.evaluate(
                 model,
                 dataset,
@@ -197,18 +198,4 @@ def run_evaluation(
     finally:
         model.step_plan = None
         model.loop_length = None
-        release_input_iterators()
     return logs, model.executed_steps - start
-
-
-def release_input_iterators() -> None:
-    """Frees the input iterator Keras' loop leaves in a reference cycle.
-
-    Keras' epoch iterator and its generator refer to each other, so the
-    tf.data iterator outlives the loop until the garbage collector runs,
-    and freeing it then waits for tf.data's autotuning thread, whose sleep
-    grows while idle: seconds, at some random later point. Collecting the
-    young generations now (about a millisecond) frees it while that thread
-    is still awake.
-    """
-    gc.collect(1)

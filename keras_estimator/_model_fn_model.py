@@ -11,8 +11,9 @@ hooks and callbacks need; plain Keras use falls back to `steps_per_execution`.
 
 from __future__ import annotations
 
+import contextlib
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import keras
@@ -21,6 +22,7 @@ import tensorflow as tf
 
 from keras_estimator import (
     _fetches,
+    _input_release,
     _inputs,
     _loop,
     _multi_worker,
@@ -36,12 +38,20 @@ GLOBAL_STEP_KEY = "global_step"
 FETCHES_KEY = "_hook_fetches"
 
 
-class _StepCounts:
-    """Steps run, kept off the model: Keras' attribute tracking costs a step's worth."""
+class _RunState:
+    """Steps run and the input being read, kept off the model.
+
+    Keras' attribute tracking would cost a step's worth on every update.
+    `input_box` holds the only reference the model keeps to the tf.data
+    iterator of the current fit/evaluate call, and `epoch_iterators` the
+    Keras epoch iterators wrapping it (see `ModelFnModel.reading_input`).
+    """
 
     def __init__(self) -> None:
         self.executed = 0
         self.last_run = 0
+        self.input_box: list[Any] = []
+        self.epoch_iterators: list[Any] = []
 
 
 class _FetchState:
@@ -80,7 +90,7 @@ class ModelFnModel(keras.Model):
         self._building = False
         self._eval_loss = keras.metrics.Mean(name="loss")
         self._logs_specs: dict[str, Any] = {}
-        self._counts = _StepCounts()
+        self._run = _RunState()
         # The Estimator this model reads and writes checkpoints through, if
         # any (held in a tuple so Keras' attribute tracking leaves it alone).
         self._owner: tuple[Any, ...] = (None,)
@@ -102,19 +112,53 @@ class ModelFnModel(keras.Model):
     # fit/evaluate has nothing to do, and fails under MultiWorkerMirrored.
     _maybe_symbolic_build = _private_api.skip_symbolic_build
 
+    def keep_epoch_iterator(self, epoch_iterator: Any) -> None:
+        """Keeps the Keras epoch iterator of a starting fit/evaluate call."""
+        self._run.epoch_iterators.append(epoch_iterator)
+
+    @contextlib.contextmanager
+    def reading_input(self) -> Iterator[None]:
+        """The extent of one fit/evaluate call; frees the input it read on exit.
+
+        Keras' epoch iterator and its generator refer to each other, which
+        would keep the tf.data iterator until some garbage collection, in
+        whatever thread runs it, and destroying it can wait long (see
+        `_input_release`). On exit the cycle is broken, leaving the model's
+        box as the iterator's only holder, and the box goes to the release
+        thread. Calls nest (an evaluation during training): each frees only
+        its own input.
+        """
+        outer = self._run.input_box, self._run.epoch_iterators
+        self._run.input_box, self._run.epoch_iterators = [], []
+        try:
+            yield
+        finally:
+            for epoch_iterator in self._run.epoch_iterators:
+                _private_api.end_epoch_iteration(epoch_iterator)
+            _input_release.release(self._run.input_box)
+            self._run.input_box, self._run.epoch_iterators = outer
+
+    def _hold_input(self, iterator: Any) -> None:
+        box = self._run.input_box
+        if box and box[0] is iterator:
+            return
+        if box:  # an earlier call's input that no loop released
+            _input_release.release(box)
+        self._run.input_box = [iterator]
+
     @property
     def executed_steps(self) -> int:
         """Steps run by this model's train and test functions, in all."""
-        return self._counts.executed
+        return self._run.executed
 
     @property
     def last_run_steps(self) -> int:
         """Steps the last call of the train or test function ran (0: input ended)."""
-        return self._counts.last_run
+        return self._run.last_run
 
     @last_run_steps.setter
     def last_run_steps(self, value: int) -> None:
-        self._counts.last_run = value
+        self._run.last_run = value
 
     # ---- calling the model_fn -----------------------------------------------
     def call_model_fn(
@@ -237,8 +281,11 @@ class ModelFnModel(keras.Model):
         owner = self._owner[0]
         if owner is not None and self.step_plan is None:
             return self._fit_through(owner, x, y, args, epochs, kwargs)
-        if self.step_plan is not None or args or y is not None or epochs != 1:
+        if self.step_plan is not None:
             return super().fit(x, y, *args, **kwargs)
+        if args or y is not None or epochs != 1:
+            with self.reading_input():
+                return super().fit(x, y, *args, **kwargs)
         kwargs.pop("epochs", None)
         steps = kwargs.pop("steps_per_epoch", None)
         callbacks = list(kwargs.pop("callbacks", None) or [])
@@ -291,8 +338,11 @@ class ModelFnModel(keras.Model):
         followed by the metrics in name order.
         """
         owner = self._owner[0]
-        if owner is None or self.step_plan is not None:
+        if self.step_plan is not None:
             return super().evaluate(x, *args, **kwargs)
+        if owner is None:
+            with self.reading_input():
+                return super().evaluate(x, *args, **kwargs)
         results = owner.evaluate(
             lambda: x, steps=kwargs.get("steps"), callbacks=kwargs.get("callbacks")
         )
@@ -586,6 +636,7 @@ class ModelFnModel(keras.Model):
 
         def function(iterator: Any) -> dict[str, Any]:
             nonlocal last_logs
+            self._hold_input(iterator)
             if mode not in self._logs_specs:
                 self.build_mode(mode, iterator.element_spec)
             planned = self._planned_steps()
@@ -594,7 +645,7 @@ class ModelFnModel(keras.Model):
             if workers is not None:
                 planned, fetching = workers.run_plan(planned, fetching)
             if planned <= 0:
-                self._counts.last_run = 0
+                self._run.last_run = 0
                 self._stop(kind)
                 return last_logs
             fetched = True
@@ -610,8 +661,8 @@ class ModelFnModel(keras.Model):
             # Hooks that asked for values see no run when the input ended
             # before the step that fetches them (as a TPUEstimator loop
             # ending in OutOfRange ran no after_run).
-            self._counts.last_run = steps_run if fetched else 0
-            self._counts.executed += steps_run
+            self._run.last_run = steps_run if fetched else 0
+            self._run.executed += steps_run
             if steps_run == 0:
                 self._stop(kind)
                 return last_logs

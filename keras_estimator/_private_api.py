@@ -155,16 +155,33 @@ def estimator_loss_scaling(strategy: Any) -> Any:
 def skip_symbolic_build(model: Any, iterator: Any = None, data_batch: Any = None) -> None:
     """Stands in for Keras' `_maybe_symbolic_build` on models built beforehand.
 
-    Checked on Keras 3.15. At the start of `fit` and `evaluate` under a
-    strategy, Keras' TF trainer calls the private `_maybe_symbolic_build`,
-    which draws one batch from a fresh iterator and reduces it over the
-    replicas to build missing state. Under MultiWorkerMirroredStrategy that
-    reduce fails on dict features (keras-team/keras#20585) and is a
-    cross-worker collective besides. A model whose state already exists
-    (`ModelFnModel` builds each mode itself) has nothing to build, so it
-    binds this no-op under that name.
+    Checked on Keras 3.15. At the start of `fit` and `evaluate`, Keras' TF
+    trainer calls the private `_maybe_symbolic_build(iterator=epoch_iterator)`,
+    which under a strategy draws one batch from a fresh iterator and reduces
+    it over the replicas to build missing state. Under
+    MultiWorkerMirroredStrategy that reduce fails on dict features
+    (keras-team/keras#20585) and is a cross-worker collective besides. A
+    model whose state already exists (`ModelFnModel` builds each mode
+    itself) has nothing to build, so it binds this under that name; the
+    epoch iterator is handed to `model.keep_epoch_iterator`, so that the
+    loop can free its input when the call returns (`end_epoch_iteration`).
     """
-    del model, iterator, data_batch
+    del data_batch
+    if iterator is not None:
+        model.keep_epoch_iterator(iterator)
+
+
+def end_epoch_iteration(epoch_iterator: Any) -> None:
+    """Drops what Keras' epoch iterator holds of the input, breaking its cycle.
+
+    Checked on Keras 3.15. The epoch iterator keeps the generator that yields
+    its tf.data iterator, and the generator's frame keeps the epoch iterator:
+    the tf.data iterator lives until a garbage collection finds the cycle
+    (a full one costs about 0.1 s here). `EpochIterator.reset()` drops the
+    generator, which frees the tf.data iterator unless another reference
+    holds it.
+    """
+    epoch_iterator.reset()
 
 
 # ---- multi-worker clusters -----------------------------------------------------

@@ -55,34 +55,3 @@ def test_stop_at_step_sets_flag():
     state.value = 5
     stop.on_train_batch_end(0)
     assert stop.model.stop_training
-
-
-def test_train_and_evaluate_leave_no_input_iterator_alive(tmp_path):
-    """Keras' epoch iterator keeps the tf.data iterator in a reference cycle;
-    the loop frees it on return, not at some later garbage collection."""
-    import gc
-
-    import tensorflow as tf
-
-    import keras_estimator as ke
-    from tests._models import make_data, mlp_model_fn
-
-    x, y = make_data(32)
-
-    def input_fn():
-        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(8).repeat()
-
-    def live_iterators():
-        return sum(1 for o in gc.get_objects() if type(o).__name__ == "OwnedIterator")
-
-    estimator = ke.Estimator(mlp_model_fn, str(tmp_path), params={"hidden": [4]})
-    gc.collect()
-    before = live_iterators()
-    gc.disable()  # no collection may happen behind the test's back
-    try:
-        estimator.train(input_fn, steps=3)
-        estimator.evaluate(input_fn, steps=2)
-        estimator.evaluate(input_fn, steps=2)
-        assert live_iterators() == before
-    finally:
-        gc.enable()

@@ -27,6 +27,7 @@ from keras_estimator import (
     _loop,
     _multi_worker,
     _private_api,
+    _step_call,
     _summaries,
 )
 from keras_estimator._estimator_spec import EstimatorSpec
@@ -559,11 +560,8 @@ class ModelFnModel(keras.Model):
             tuple(id(v) for v in plan.variables.values()),
             self._spec_key(iterator),
         )
-        # The traced function is called directly: this skips tf.function's
-        # per-call signature matching and input binding, which cost as much
-        # as a small step.
-        concrete = self._fetching_functions.get(key)
-        if concrete is None:
+        call = self._fetching_functions.get(key)
+        if call is None:
 
             def step_with_fetches(iterator: Any) -> Any:
                 self.fetches.tracing = plan
@@ -572,12 +570,14 @@ class ModelFnModel(keras.Model):
                 finally:
                     self.fetches.tracing = None
 
-            concrete = tf.function(
-                step_with_fetches, autograph=False
-            ).get_concrete_function(iterator)
-            self._fetching_functions[key] = concrete
+            call = _step_call.StepCall(
+                tf.function(step_with_fetches, autograph=False).get_concrete_function(
+                    iterator
+                )
+            )
+            self._fetching_functions[key] = call
         try:
-            outputs = dict(_private_api.call_traced(concrete, iterator))
+            outputs = dict(call(iterator))
         except tf.errors.OutOfRangeError:
             return 0, {}
         self.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -71,7 +72,7 @@ def fresh_variable_scopes() -> Iterator[None]:
             tf.compat.v1.get_collection_ref(key)[:] = content
 
 
-def call_traced(concrete: Any, *args: Any) -> Any:
+def call_traced(concrete: Any, *args: Any, single_threaded: bool = False) -> Any:
     """Calls a traced (concrete) function on `args` without re-binding them.
 
     Checked on TensorFlow 2.21. `ConcreteFunction.__call__` matches its
@@ -79,6 +80,13 @@ def call_traced(concrete: Any, *args: Any) -> Any:
     every call, about 0.3 ms: as much as a small training step. The private
     `_call_flat` takes the flattened inputs directly; the public call remains
     the fallback should it go away.
+
+    With `single_threaded`, the call runs on TensorFlow's single-threaded
+    executor, which runs every kernel in the calling thread instead of
+    handing ready ops to the inter-op thread pool (see `_step_call` for when
+    that is allowed). The executor of the functions a thread calls is the
+    eager context's thread-local `function_call_options.executor_type`,
+    which has no public setter.
     """
     import tensorflow as tf
 
@@ -86,7 +94,30 @@ def call_traced(concrete: Any, *args: Any) -> Any:
     if call_flat is None:
         return concrete(*args)
     flat = tf.nest.flatten(args, expand_composites=True)
-    return call_flat(flat, concrete.captured_inputs)
+    if not single_threaded:
+        return call_flat(flat, concrete.captured_inputs)
+    from tensorflow.python.eager import context
+
+    eager = context.context()
+    saved = eager.function_call_options
+    eager.function_call_options = _single_threaded_options(saved)
+    try:
+        return call_flat(flat, concrete.captured_inputs)
+    finally:
+        eager.function_call_options = saved
+
+
+_SINGLE_THREADED_EXECUTOR = "SINGLE_THREADED_EXECUTOR"
+_single_threaded_cache: list[Any] = [None, None]
+
+
+def _single_threaded_options(options: Any) -> Any:
+    """`options` (a FunctionCallOptions) with the single-threaded executor."""
+    if _single_threaded_cache[0] is not options:
+        single = copy.copy(options)
+        single.executor_type = _SINGLE_THREADED_EXECUTOR
+        _single_threaded_cache[:] = [options, single]
+    return _single_threaded_cache[1]
 
 
 # ---- SavedModel files ---------------------------------------------------------

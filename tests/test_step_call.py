@@ -1,0 +1,135 @@
+"""One-step calls run single-threaded where the graph allows, with equal results."""
+
+import numpy as np
+import tensorflow as tf
+from hypothesis import given
+from hypothesis import strategies as st
+
+import keras_estimator as ke
+from keras_estimator import _step_call
+from tests._models import input_fn, make_data, mlp_model_fn
+
+
+def _graph(function, *args):
+    return tf.function(function, autograph=False).get_concrete_function(*args).graph
+
+
+def test_plain_graph_allows_a_single_thread():
+    var = tf.Variable(1.0)
+    assert _step_call.allows_single_thread(_graph(lambda: var.assign_add(var * 2.0)))
+
+
+def test_control_flow_needs_the_default_executor():
+    var = tf.Variable(1.0)
+
+    def with_cond(x):
+        return tf.cond(x > 0, lambda: var.assign_add(x), lambda: var.read_value())
+
+    def with_loop(n):
+        return tf.while_loop(lambda i: i < n, lambda i: i + 1, [tf.constant(0)])
+
+    assert not _step_call.allows_single_thread(_graph(with_cond, tf.constant(1.0)))
+    assert not _step_call.allows_single_thread(_graph(with_loop, tf.constant(3)))
+
+
+def test_ops_on_another_device_need_the_default_executor():
+    # The test process has two logical CPUs (tests/conftest.py).
+    def on_second_cpu(x):
+        with tf.device("/cpu:1"):
+            return x * 2.0
+
+    def on_first_cpu(x):
+        with tf.device("/cpu:0"):
+            return x * 2.0
+
+    assert not _step_call.allows_single_thread(_graph(on_second_cpu, tf.constant(1.0)))
+    assert _step_call.allows_single_thread(_graph(on_first_cpu, tf.constant(1.0)))
+
+
+def test_single_threaded_call_gives_the_default_executors_result():
+    var = tf.Variable(tf.ones([8, 8]))
+
+    def step(x):
+        var.assign(tf.matmul(var, x) / 8.0 + 1.0)
+        return tf.reduce_sum(var)
+
+    concrete = tf.function(step, autograph=False).get_concrete_function(
+        tf.TensorSpec([8, 8])
+    )
+    x = tf.constant(np.random.default_rng(0).normal(size=(8, 8)).astype("float32"))
+    single = _step_call.StepCall(concrete)
+    assert single.single_threaded
+    default = _step_call.StepCall(concrete, single_threaded=False)
+    var.assign(tf.ones([8, 8]))
+    expected = [float(default(x)) for _ in range(3)]
+    var.assign(tf.ones([8, 8]))
+    assert [float(single(x)) for _ in range(3)] == expected
+
+
+def test_refused_graph_falls_back_having_run_nothing():
+    """Forced onto the single-threaded executor, a graph with control flow is
+    refused before any op runs; the call then runs once, on the default one."""
+    counter = tf.Variable(0)
+    iterator = iter(tf.data.Dataset.range(10))
+
+    def step(iterator):
+        value = iterator.get_next()
+        counter.assign_add(1)
+        return tf.cond(value > 100, lambda: value * 2, lambda: value)
+
+    concrete = tf.function(step, autograph=False).get_concrete_function(iterator)
+    call = _step_call.StepCall(concrete, single_threaded=True)
+    assert int(call(iterator)) == 0
+    assert not call.single_threaded
+    assert int(counter.numpy()) == 1
+    assert int(call(iterator)) == 1
+
+
+class _FetchEveryStep(ke.SessionRunHook):
+    """Fetches the loss on every step, so each step is its own call."""
+
+    def __init__(self):
+        self.losses = []
+
+    def before_run(self, run_context):
+        return ke.SessionRunArgs("the_loss:0")
+
+    def after_run(self, run_context, run_values):
+        self.losses.append(float(run_values.results))
+
+
+def _named_loss_model_fn(features, labels, mode, params):
+    spec = mlp_model_fn(features, labels, mode, params)
+    if spec.loss is None:
+        return spec
+    return spec._replace(loss=tf.identity(spec.loss, name="the_loss"))
+
+
+@given(
+    optimizer=st.sampled_from(["adam", "sgd", "adagrad"]),
+    batch_size=st.sampled_from([4, 8]),
+    steps=st.integers(1, 10),
+    seed=st.integers(0, 1000),
+)
+def test_single_threaded_steps_equal_fused_steps(tmp_path_factory, optimizer, batch_size, steps, seed):
+    x, y = make_data(24, seed=seed)
+    params = {"hidden": [6], "optimizer": optimizer}
+    weights = []
+    for hooks in ([], [_FetchEveryStep()]):
+        estimator = ke.Estimator(
+            _named_loss_model_fn,
+            str(tmp_path_factory.mktemp("run")),
+            params=params,
+            config=ke.RunConfig(tf_random_seed=seed),
+        )
+        estimator.train(input_fn(x, y, batch_size=batch_size), steps=steps, hooks=hooks)
+        weights.append(
+            {n: estimator.get_variable_value(n) for n in estimator.get_variable_names()}
+        )
+        if hooks:
+            assert len(hooks[0].losses) == steps
+            calls = estimator._model._fetching_functions.values()
+            assert calls and all(call.single_threaded for call in calls)
+    assert weights[0].keys() == weights[1].keys()
+    for name in weights[0]:
+        np.testing.assert_array_equal(weights[1][name], weights[0][name], err_msg=name)

@@ -539,7 +539,7 @@ class ModelFnModel(keras.Model):
         """
         ahead, logs = 0, {}
         if steps > 1:
-            ran, logs = fused(iterator, tf.constant(steps - 1, tf.int32))
+            ran, logs = fused(iterator, steps - 1)
             ahead = int(ran)
             if ahead < steps - 1:
                 return ahead, logs, False
@@ -631,7 +631,23 @@ class ModelFnModel(keras.Model):
                 )
             return logs
 
-        fused = _fused_runner(one_step, lambda: self._logs_specs[mode])
+        compiled = _fused_runner(one_step, lambda: self._logs_specs[mode])
+        traced: dict[str, Any] = {}
+
+        def fused(iterator: Any, num_steps: int) -> Any:
+            # Called through its traced function: tf.function's per-call
+            # argument binding would cost a third of a call that runs no step.
+            key = self._spec_key(iterator)
+            concrete = traced.get(key)
+            if concrete is None:
+                concrete = compiled.get_concrete_function(
+                    iterator, tf.TensorSpec([], tf.int32)
+                )
+                traced[key] = concrete
+            return _private_api.call_traced(
+                concrete, iterator, tf.constant(num_steps, tf.int32)
+            )
+
         last_logs: dict[str, Any] = {}
 
         def function(iterator: Any) -> dict[str, Any]:
@@ -656,7 +672,7 @@ class ModelFnModel(keras.Model):
                     fused, one_step, kind, iterator, plan, planned
                 )
             else:
-                steps_run, logs = fused(iterator, tf.constant(planned, tf.int32))
+                steps_run, logs = fused(iterator, planned)
             steps_run = int(steps_run)
             # Hooks that asked for values see no run when the input ended
             # before the step that fetches them (as a TPUEstimator loop
@@ -719,8 +735,8 @@ class ModelFnModel(keras.Model):
 def _fused_runner(
     one_step: Callable[[Any], dict[str, tf.Tensor]],
     logs_spec: Callable[[], dict[str, tf.TensorSpec]],
-) -> Callable[[Any, tf.Tensor], tuple[tf.Tensor, dict[str, tf.Tensor]]]:
-    """A compiled function running up to `num_steps` steps from an iterator.
+) -> Any:
+    """A tf.function running up to `num_steps` steps from an iterator.
 
     It stops early when the iterator is exhausted and returns how many steps
     ran with the last step's outputs. The next element is only fetched when

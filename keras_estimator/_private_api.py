@@ -302,21 +302,61 @@ def auto_shard_dataset(
 # Checked on TensorFlow 2.21 (and the same code in 2.15). The v1 optimizer
 # computes each dense update of a resource variable in its private
 # `_resource_apply_dense(grad, var)`, from its private hyperparameter tensors
-# (`_lr_t`, `_beta1_t`, `_beta2_t`, `_epsilon_t`, made by `_prepare`), its
-# beta-power accumulators and its "m" and "v" slots.
+# (`_lr_t`, `_beta1_t`, `_beta2_t`, `_epsilon_t`, made by `_prepare` once per
+# `apply_gradients` call), its beta-power accumulators and its "m" and "v"
+# slots (`_slots`, filled for every variable before any update).
 _wrapped_adam_update: list[Any] = []
+
+
+class AdamDenseUpdate:
+    """One dense `AdamOptimizer` update, as the kernel would make it."""
+
+    def __init__(self, optimizer: Any, grad: Any, var: Any, kernel_method: Any) -> None:
+        self._optimizer = optimizer
+        self._kernel_method = kernel_method
+        self.grad = grad
+        self.var = var
+        self.use_locking = bool(optimizer._use_locking)
+
+    def call_key(self) -> Any:
+        """Identifies the `apply_gradients` call this update belongs to."""
+        return self._optimizer._lr_t.ref()
+
+    def updated_elements(self) -> int | None:
+        """Elements of all the variables the optimizer updates (None: unknown)."""
+        total = 0
+        for slot in self._optimizer._slots.get("m", {}).values():
+            size = slot.shape.num_elements()
+            if size is None:
+                return None
+            total += size
+        return total
+
+    def arguments(self) -> dict[str, Any]:
+        """The kernel's inputs but var and grad, uncast."""
+        optimizer = self._optimizer
+        beta1_power, beta2_power = optimizer._get_beta_accumulators()
+        return {
+            "m": optimizer.get_slot(self.var, "m").handle,
+            "v": optimizer.get_slot(self.var, "v").handle,
+            "beta1_power": beta1_power,
+            "beta2_power": beta2_power,
+            "learning_rate": optimizer._lr_t,
+            "beta1": optimizer._beta1_t,
+            "beta2": optimizer._beta2_t,
+            "epsilon": optimizer._epsilon_t,
+        }
+
+    def kernel_update(self) -> Any:
+        """TensorFlow's own update op (`ResourceApplyAdam`)."""
+        return self._kernel_method(self._optimizer, self.grad, self.var)
 
 
 def wrap_v1_adam_dense_update(update: Any) -> None:
     """Routes `AdamOptimizer._resource_apply_dense` through `update`, once.
 
-    `update(grad, var, use_locking, arguments, kernel_update)` returns the
-    update op: `kernel_update()` builds TensorFlow's own, `arguments()` gives
-    what the kernel reads: the `m` and `v` slot handles, the `beta1_power`
-    and `beta2_power` accumulator variables, and the `learning_rate`,
-    `beta1`, `beta2` and `epsilon` tensors of the current `apply_gradients`
-    call (made once per call, uncast). Subclasses that define the method
-    themselves keep theirs.
+    `update(AdamDenseUpdate)` returns the update op. Subclasses that define
+    the method themselves keep theirs.
     """
     if _wrapped_adam_update:
         return
@@ -325,26 +365,7 @@ def wrap_v1_adam_dense_update(update: Any) -> None:
     kernel_method = adam.AdamOptimizer.__dict__["_resource_apply_dense"]
 
     def _resource_apply_dense(optimizer: Any, grad: Any, var: Any) -> Any:
-        def arguments() -> dict[str, Any]:
-            beta1_power, beta2_power = optimizer._get_beta_accumulators()
-            return {
-                "m": optimizer.get_slot(var, "m").handle,
-                "v": optimizer.get_slot(var, "v").handle,
-                "beta1_power": beta1_power,
-                "beta2_power": beta2_power,
-                "learning_rate": optimizer._lr_t,
-                "beta1": optimizer._beta1_t,
-                "beta2": optimizer._beta2_t,
-                "epsilon": optimizer._epsilon_t,
-            }
-
-        return update(
-            grad,
-            var,
-            optimizer._use_locking,
-            arguments,
-            lambda: kernel_method(optimizer, grad, var),
-        )
+        return update(AdamDenseUpdate(optimizer, grad, var, kernel_method))
 
     _resource_apply_dense.__doc__ = kernel_method.__doc__
     adam.AdamOptimizer._resource_apply_dense = _resource_apply_dense

@@ -1,17 +1,18 @@
-"""v1 `AdamOptimizer` updates of small CPU variables, run inline.
+"""v1 `AdamOptimizer` updates of small models' CPU variables, run inline.
 
 TensorFlow's CPU kernel for `ResourceApplyAdam` (checked on 2.21; 2.15 has
 the same code) tells its thread pool that every element costs as much as
 the whole variable, so each update, even of a 64-element bias, is split
-across all intra-op threads. For the variables of a small model the hand-offs
-cost far more than the arithmetic: on a 2-core machine a 4-64-64-3 MLP
-spends a third of its step in them (with one intra-op thread it runs 1.6x
-as fast).
+across all intra-op threads. In the short step of a small model those
+threads are asleep between ops, and waking them costs far more than the
+arithmetic: on a 2-core machine a 4-64-64-3 MLP spends a third of its step
+there (with one intra-op thread it runs 1.6x as fast). In a larger model's
+step the threads are busy anyway and the kernel's single pass wins.
 
-Inside the Estimator's traces, `AdamOptimizer` updates dense float32 and
-float64 variables on CPU with fewer than `MAX_INLINE_ELEMENTS` elements by
-the same arithmetic written as elementwise ops, which the runtime sizes by
-their real cost and runs inline:
+Inside the Estimator's traces, an `AdamOptimizer` that updates fewer than
+`MAX_UPDATED_ELEMENTS` elements in all updates its dense float32 and float64
+CPU variables by the same arithmetic written as elementwise ops, which the
+runtime sizes by their real cost and runs inline:
 
     m   <- m + (g - m) * (1 - beta1)
     v   <- v + (g * g - v) * (1 - beta2)
@@ -19,26 +20,27 @@ their real cost and runs inline:
     alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power)
 
 in the kernel's order of operations, so the results are the kernel's bit
-for bit (tests/test_v1_adam.py compares them). Larger variables, where the
-kernel's one pass over memory and its threads pay off, other devices, other
-dtypes, `use_locking=True` and sparse updates keep TensorFlow's kernels, as
-does everything outside the Estimator's traces.
+for bit (tests/test_v1_adam.py compares them). Larger models, other devices
+and dtypes, `use_locking=True` and sparse updates keep TensorFlow's kernels,
+as does everything outside the Estimator's traces.
+`benchmarks/bench_v1_adam.py` compares both ways by model width.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import tensorflow as tf
 
 from keras_estimator import _private_api
 
-# Above this size the kernel's single pass and its threads win; measured
-# on the 2-core benchmark machine (tests/test_v1_adam.py checks both sides).
-MAX_INLINE_ELEMENTS = 1 << 16
+# From about this many elements in all the kernel's single pass wins
+# (benchmarks/bench_v1_adam.py on the 2-core benchmark machine: a 4-384-384-3
+# MLP, 150K elements, gained 1.06x inline; a 4-512-512-3 one lost 0.94x).
+MAX_UPDATED_ELEMENTS = 1 << 17
 
 _INLINE_DTYPES = (tf.float32, tf.float64)
 _state = threading.local()
@@ -46,12 +48,13 @@ _state = threading.local()
 
 @contextlib.contextmanager
 def inline_small_updates() -> Iterator[None]:
-    """Runs small v1 Adam updates traced in this thread inline (see module)."""
+    """Runs v1 Adam updates of small models traced in this thread inline."""
     _private_api.wrap_v1_adam_dense_update(_dense_update)
     outermost = not getattr(_state, "depth", 0)
     if outermost:
         _state.depth = 0
         _state.step_sizes = {}
+        _state.small_models = {}
     _state.depth += 1
     try:
         yield
@@ -59,35 +62,36 @@ def inline_small_updates() -> Iterator[None]:
         _state.depth -= 1
         if outermost:
             _state.step_sizes = {}
+            _state.small_models = {}
 
 
-def runs_inline(var: Any, grad: Any, use_locking: bool) -> bool:
-    """Whether a dense update of `var` by `grad` is computed by elementwise ops."""
-    if use_locking or grad.dtype.base_dtype not in _INLINE_DTYPES:
-        return False
-    size = var.shape.num_elements()
-    if size is None or size >= MAX_INLINE_ELEMENTS:
+def runs_inline(update: _private_api.AdamDenseUpdate) -> bool:
+    """Whether `update` is computed by elementwise ops (see the module)."""
+    grad, var = update.grad, update.var
+    if update.use_locking or grad.dtype.base_dtype not in _INLINE_DTYPES:
         return False
     device = getattr(var, "device", "") or ""
-    return bool(device) and tf.DeviceSpec.from_string(device).device_type == "CPU"
+    if not device or tf.DeviceSpec.from_string(device).device_type != "CPU":
+        return False
+    # One decision per apply_gradients call: the size of the whole model.
+    key = update.call_key()
+    small = _state.small_models.get(key)
+    if small is None:
+        total = update.updated_elements()
+        small = total is not None and total < MAX_UPDATED_ELEMENTS
+        _state.small_models[key] = small
+    return small
 
 
-def _dense_update(
-    grad: tf.Tensor,
-    var: Any,
-    use_locking: bool,
-    arguments: Callable[[], dict[str, Any]],
-    kernel_update: Callable[[], Any],
-) -> Any:
-    if not getattr(_state, "depth", 0) or not runs_inline(var, grad, use_locking):
-        return kernel_update()
-    args = arguments()
-    dtype = grad.dtype.base_dtype
-    # One step size per apply_gradients call (its learning-rate tensor is
-    # made once per call), dtype and device: the kernel computes the same
-    # value for every variable, from the accumulators read before any of
-    # the call's updates.
-    key = (args["learning_rate"].ref(), dtype, var.device)
+def _dense_update(update: _private_api.AdamDenseUpdate) -> Any:
+    if not getattr(_state, "depth", 0) or not runs_inline(update):
+        return update.kernel_update()
+    args = update.arguments()
+    dtype = update.grad.dtype.base_dtype
+    # One step size per apply_gradients call, dtype and device: the kernel
+    # computes the same value for every variable, from the accumulators read
+    # before any of the call's updates.
+    key = (update.call_key(), dtype, update.var.device)
     alpha = _state.step_sizes.get(key)
     if alpha is None:
         alpha = step_size(
@@ -97,10 +101,10 @@ def _dense_update(
         )
         _state.step_sizes[key] = alpha
     return apply_adam(
-        var.handle,
+        update.var.handle,
         m=args["m"],
         v=args["v"],
-        grad=grad,
+        grad=update.grad,
         alpha=alpha,
         beta1=tf.cast(args["beta1"], dtype),
         beta2=tf.cast(args["beta2"], dtype),

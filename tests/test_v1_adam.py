@@ -118,7 +118,7 @@ def _train(tmp_path, name, params, steps=12):
 def test_estimator_training_equals_the_kernel_and_skips_it(tmp_path, monkeypatch):
     params = {"hidden": [16, 8], "optimizer": "adam", "learning_rate": 0.01}
     inline = _train(tmp_path, "inline", params)
-    monkeypatch.setattr(_v1_adam, "MAX_INLINE_ELEMENTS", 0)
+    monkeypatch.setattr(_v1_adam, "MAX_UPDATED_ELEMENTS", 0)
     kernel = _train(tmp_path, "kernel", params)
     assert _adam_ops(inline).get("ResourceApplyAdam", 0) == 0
     assert _adam_ops(kernel)["ResourceApplyAdam"] == 6
@@ -131,9 +131,8 @@ def test_estimator_training_equals_the_kernel_and_skips_it(tmp_path, monkeypatch
 
 
 def _big_model_fn(features, labels, mode):
-    """One dense layer with a kernel of exactly MAX_INLINE_ELEMENTS elements."""
-    units = _v1_adam.MAX_INLINE_ELEMENTS // 256
-    hidden = layers.dense(tf.tile(features["x"], [1, 64]), units)
+    """A model of MAX_UPDATED_ELEMENTS elements and more (a 512 x 256 kernel)."""
+    hidden = layers.dense(tf.tile(features["x"], [1, 128]), 256)
     logits = layers.dense(hidden, 3)
     loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
     train_op = tf.compat.v1.train.AdamOptimizer(1e-3).minimize(
@@ -142,17 +141,15 @@ def _big_model_fn(features, labels, mode):
     return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
-def test_large_variables_keep_the_kernel(tmp_path):
+def test_large_models_keep_the_kernel(tmp_path):
     x, y = make_data(16)
     estimator = ke.Estimator(_big_model_fn, str(tmp_path))
     estimator.train(input_fn(x, y, batch_size=8), steps=1)
-    kernel_sizes = [
-        estimator.get_variable_value(name).size
-        for name in ("dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias")
-    ]
-    assert kernel_sizes[0] == _v1_adam.MAX_INLINE_ELEMENTS
-    # Only the large kernel is updated by TensorFlow's fused kernel.
-    assert _adam_ops(estimator)["ResourceApplyAdam"] == 1
+    names = ("dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias")
+    total = sum(estimator.get_variable_value(name).size for name in names)
+    assert total >= _v1_adam.MAX_UPDATED_ELEMENTS
+    # Every variable, the small ones too, is updated by TensorFlow's kernel.
+    assert _adam_ops(estimator)["ResourceApplyAdam"] == 4
 
 
 def test_use_locking_keeps_the_kernel(tmp_path):
@@ -182,17 +179,45 @@ def test_adam_outside_the_estimator_is_untouched(tmp_path):
     assert "ResourceApplyAdam" in {op.type for op in graph.get_operations()}
 
 
+class _Update:
+    """Stands in for one dense update of an AdamOptimizer."""
+
+    def __init__(self, shape, dtype, use_locking=False, model_elements=100, key=0):
+        self.var = tf.Variable(tf.zeros(shape, dtype))
+        self.grad = tf.zeros(shape, dtype)
+        self.use_locking = use_locking
+        self._model_elements = model_elements
+        self._key = key
+        self.size_queries = 0
+
+    def call_key(self):
+        return self._key
+
+    def updated_elements(self):
+        self.size_queries += 1
+        return self._model_elements
+
+
 @pytest.mark.parametrize(
-    ("shape", "dtype", "use_locking", "expected"),
+    ("update", "expected"),
     [
-        ([64, 64], tf.float32, False, True),
-        ([3], tf.float64, False, True),
-        ([64, 64], tf.float32, True, False),
-        ([256, 256], tf.float32, False, False),
-        ([4], tf.float16, False, False),
+        (_Update([64, 64], tf.float32), True),
+        (_Update([3], tf.float64), True),
+        (_Update([64, 64], tf.float32, use_locking=True), False),
+        (_Update([4], tf.float16), False),
+        (_Update([4], tf.float32, model_elements=_v1_adam.MAX_UPDATED_ELEMENTS), False),
+        (_Update([4], tf.float32, model_elements=None), False),
     ],
 )
-def test_runs_inline_rules(shape, dtype, use_locking, expected):
-    variable = tf.Variable(tf.zeros(shape, dtype))
-    grad = tf.zeros(shape, dtype)
-    assert _v1_adam.runs_inline(variable, grad, use_locking) is expected
+def test_runs_inline_rules(update, expected):
+    with _v1_adam.inline_small_updates():
+        assert _v1_adam.runs_inline(update) is expected
+
+
+def test_model_size_is_read_once_per_apply_gradients_call():
+    first, second = _Update([4], tf.float32), _Update([4], tf.float32)
+    other_call = _Update([4], tf.float32, key=1)
+    with _v1_adam.inline_small_updates():
+        for update in (first, second, other_call):
+            assert _v1_adam.runs_inline(update)
+    assert (first.size_queries, second.size_queries, other_call.size_queries) == (1, 0, 1)

@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
+from keras_estimator.compat import layers
 from tests._models import forward, input_fn, make_data, mlp_model_fn
 
 X, Y = make_data()
@@ -221,6 +222,41 @@ def test_keras_optimizer_without_global_step_still_advances(tmp_path):
     est = ke.Estimator(model_fn, model_dir=str(tmp_path))
     est.train(input_fn(X, Y), steps=7)
     assert est.get_variable_value("global_step") == 7
+
+
+def test_conditional_step_increment_still_counts_every_step(tmp_path):
+    """A train_op that advances the global step only on some steps: the loop
+    makes up the others, so `steps` still counts the steps run."""
+
+    def model_fn(features, labels, mode):
+        logits = layers.dense(features["x"], 3)
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        step = tf.compat.v1.train.get_global_step()
+        update = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+        with tf.control_dependencies([update]):
+            train_op = tf.cond(
+                step % 2 == 0,
+                lambda: step.assign_add(1, read_value=True),
+                lambda: tf.identity(step),
+            )
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    class StopAfterRuns(ke.SessionRunHook):
+        """Ends a loop whose step does not advance (instead of running on)."""
+
+        def __init__(self):
+            self.runs = 0
+
+        def after_run(self, run_context, run_values):
+            self.runs += 1
+            if self.runs >= 30:
+                run_context.request_stop()
+
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path))
+    guard = StopAfterRuns()
+    est.train(input_fn(X, Y), steps=7, hooks=[guard])
+    assert est.get_variable_value("global_step") == 7
+    assert guard.runs == 7
 
 
 # ---- bad input ----------------------------------------------------------------

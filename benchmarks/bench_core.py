@@ -49,7 +49,7 @@ Model.fit + HookCallback: one ``fit`` after a 200-step ``fit``). Predict: one
 untimed call, then the mean of K calls of
 ``next(est.predict(single_example_input_fn))``, each with a fresh generator.
 
-Everything is measured ``--rounds`` times (default 3). Each round runs the
+Everything is measured ``--rounds`` times (default 5). Each round runs the
 reference and our side one after the other, never both at once, the
 reference first in even rounds and last in odd ones, so that a machine
 getting faster or slower during the run weighs on both. The table gives each
@@ -57,7 +57,7 @@ figure's median over rounds; each ratio is computed within a round, and the
 report gives its median and its lowest and highest round::
 
     python benchmarks/bench_core.py [--train-steps 5000] [--predict-calls 100]
-        [--rounds 3] [--skip-reference]
+        [--rounds 5] [--skip-reference]
 
 Progress goes to stderr; stdout gets the table, the ratios and, as its last
 line, one JSON object with every number (medians, and every round's ratios).
@@ -748,7 +748,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rounds",
         type=int,
-        default=3,
+        default=5,
         help="measure everything this many times, alternating which side goes first",
     )
     parser.add_argument(

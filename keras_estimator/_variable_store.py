@@ -181,7 +181,7 @@ class VariableStore:
         # Names are taken from the root scope, as in a new TF1 graph, whatever
         # loop or replica scope the step is traced in. Every trace on the
         # store's variables, and every cross-replica update of them, runs in
-        # this scope: v1 Adam updates of small ones are made inline there.
+        # this scope: v1 Adam updates of small models are made inline there.
         with (
             tf.compat.v1.name_scope(None),
             tf.variable_creator_scope(creator),

@@ -37,9 +37,10 @@ import tensorflow as tf
 
 from keras_estimator import _private_api
 
-# From about this many elements in all the kernel's single pass wins
-# (benchmarks/bench_v1_adam.py on the 2-core benchmark machine: a 4-384-384-3
-# MLP, 150K elements, gained 1.06x inline; a 4-512-512-3 one lost 0.94x).
+# Inline pays most in the smallest models and fades with size
+# (benchmarks/bench_v1_adam.py on the 2-core benchmark machine, 9 pairs:
+# 1.22x at 4.7K elements, 1.16x at 17.5K, 1.02x at 68K); in a 4-512-512-3
+# MLP (267K) inlining its small variables made the step 0.94x as fast.
 MAX_UPDATED_ELEMENTS = 1 << 17
 
 _INLINE_DTYPES = (tf.float32, tf.float64)

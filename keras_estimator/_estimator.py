@@ -645,7 +645,12 @@ class Estimator:
         saveable = self._store.saveable()
         if path != self._synced_checkpoint:
             logger.info("Restoring parameters from %s", path)
-            _checkpoint.restore(saveable, path)
+            if checkpoint_path is None and mode == ModeKeys.TRAIN:
+                # A damaged newest checkpoint: train on from the newest intact
+                # one (with a warning), never from step 0.
+                path = _checkpoint.restore_or_fall_back(saveable, self._model_dir, path)
+            else:
+                _checkpoint.restore(saveable, path)
         else:
             fresh = {n: saveable[n] for n in new_names if n in saveable}
             _checkpoint.restore(fresh, path)

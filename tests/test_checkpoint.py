@@ -1,5 +1,6 @@
 """TF1-format checkpoint writing, retention and restore."""
 
+import re
 import subprocess
 import sys
 
@@ -31,6 +32,43 @@ def test_missing_variable_is_named(tmp_path):
     prefix = _checkpoint.save(variables(), str(tmp_path), 1, _checkpoint.RetentionPolicy())
     with pytest.raises(ValueError, match=r"no value for variables \['dense_1/bias'\]"):
         _checkpoint.restore({"dense_1/bias": tf.Variable(tf.zeros([3]))}, prefix)
+
+
+def test_another_dtype_is_refused_naming_both(tmp_path):
+    prefix = _checkpoint.save(variables(), str(tmp_path), 1, _checkpoint.RetentionPolicy())
+    kernel = tf.Variable(tf.ones([2, 3], dtype=tf.float64))
+    with pytest.raises(
+        ValueError,
+        match=r"'dense/kernel' has dtype float64 in model_fn but dtype float32 in "
+        r"checkpoint .*model\.ckpt-1\. Create it as float32",
+    ):
+        _checkpoint.restore({"dense/kernel": kernel}, prefix)
+    np.testing.assert_array_equal(kernel.numpy(), np.ones([2, 3]))
+
+
+def test_damaged_data_is_named_and_changes_no_variable(tmp_path):
+    prefix = _checkpoint.save(variables(), str(tmp_path), 1, _checkpoint.RetentionPolicy())
+    data = tmp_path / "model.ckpt-1.data-00000-of-00001"
+    data.write_bytes(data.read_bytes()[:-8])
+    target = {
+        "global_step": tf.Variable(5, dtype=tf.int64),
+        "dense/kernel": tf.Variable(tf.zeros([2, 3])),
+    }
+    with pytest.raises(ValueError, match=re.escape(prefix) + r" is damaged and cannot be read"):
+        _checkpoint.restore(target, prefix)
+    assert int(target["global_step"].numpy()) == 5
+    np.testing.assert_array_equal(target["dense/kernel"].numpy(), np.zeros([2, 3]))
+
+
+def test_a_directory_named_like_a_glob_reads_its_own_files(tmp_path):
+    model_dir = tmp_path / "run[1]"
+    (tmp_path / "run1").mkdir()  # what the pattern `run[1]` would match
+    prefix = _checkpoint.save(variables(), str(model_dir), 3, _checkpoint.RetentionPolicy())
+    assert _checkpoint.latest(str(model_dir)) == prefix
+    assert _checkpoint.step_of(prefix) == 0
+    target = {"dense/kernel": tf.Variable(tf.zeros([2, 3]))}
+    assert _checkpoint.restore(target, prefix) == ["dense/kernel"]
+    np.testing.assert_array_equal(target["dense/kernel"].numpy(), np.arange(6).reshape(2, 3))
 
 
 def test_keep_every_n_hours_keeps_files_off_the_list(tmp_path):

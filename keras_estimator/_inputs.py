@@ -7,7 +7,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator import _fn_args
+from keras_estimator import _fn_args, _v1_iterator_input
 
 
 def make_dataset(
@@ -22,6 +22,9 @@ def make_dataset(
     input_fn may return a dataset whose elements are `(features, labels)` or
     just features, or a `(features, labels)` tuple of tensors (which is then
     repeated, as a TF1 input pipeline would keep feeding the same tensors).
+    Tensors taken from `tf.compat.v1` dataset iterators give the next
+    element at each step instead, ending with the data
+    (`_v1_iterator_input`).
 
     Raises:
         TypeError: input_fn is not callable or returns something else.
@@ -35,7 +38,11 @@ def make_dataset(
     candidates: dict[str, Any] = {"mode": mode, "params": params, "config": config}
     if input_context is not None:
         candidates["input_context"] = input_context
-    result = _fn_args.call_with_accepted(input_fn, candidates)
+    # An input_fn reading through tf.compat.v1 iterators is turned into a
+    # dataset of its successive outputs, as its graph would have given.
+    result = _v1_iterator_input.call_input_fn(
+        lambda: _fn_args.call_with_accepted(input_fn, candidates)
+    )
     if isinstance(result, tf.data.Dataset):
         dataset = result
     elif isinstance(result, tuple) and len(result) == 2:

@@ -75,7 +75,8 @@ def call_input_fn(call: Callable[[], Any]) -> Any:
         raise
     if isinstance(result, tf.data.Dataset) or not first.iterators:
         return result
-    return _dataset_from_graph_call(call, first) or result
+    dataset = _dataset_from_graph_call(call, first)
+    return result if dataset is None else dataset
 
 
 @contextlib.contextmanager

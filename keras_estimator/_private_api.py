@@ -73,6 +73,47 @@ def fresh_variable_scopes() -> Iterator[None]:
             tf.compat.v1.get_collection_ref(key)[:] = content
 
 
+# Collections a TF2 function graph shares *by reference* with the graph it
+# is traced from (`func_graph.ALLOWLIST_COLLECTIONS`): the variable lists and
+# get_variable's stores. Other collections are copied.
+_SHARED_COLLECTION_KEYS = (
+    "variables",  # GraphKeys.GLOBAL_VARIABLES
+    "local_variables",  # GraphKeys.LOCAL_VARIABLES
+    "trainable_variables",  # GraphKeys.TRAINABLE_VARIABLES
+    *_VARIABLE_SCOPE_KEYS,
+)
+
+
+def own_variable_collections(graph: Any) -> None:
+    """Gives a function graph variable collections of its own, once.
+
+    Checked on TensorFlow 2.21. A `tf.function` traced from eager code gets
+    the *same list objects* as TensorFlow's global default graph for the
+    variable collections (`FuncGraph.__init__` takes them with
+    `get_collection_ref`), so whatever a trace adds to `TRAINABLE_VARIABLES`
+    stays in the global graph for the life of the process: every later
+    trace, of any Estimator, sees it, and it keeps the variables alive.
+    `Graph.clear_collection` deletes the graph's entry (it does not empty the
+    list), which unlinks the trace's collection from the outer graph's; the
+    trace's next `get_collection_ref` starts a list of its own. Graphs nested
+    in a trace (`while_loop` bodies) share the trace's collections dict, so
+    unlinking from there unlinks the trace, which is what is wanted.
+
+    Args:
+        graph: the graph being traced. Nothing changes for a graph that is
+            not a function graph, or whose collections are already its own.
+    """
+    root = graph
+    while getattr(root, "outer_graph", None) is not None:
+        root = root.outer_graph
+    if root is graph:
+        return
+    own, shared = graph._collections, root._collections
+    for key in _SHARED_COLLECTION_KEYS:
+        if key in own and own[key] is shared.get(key):
+            graph.clear_collection(key)
+
+
 def call_traced(concrete: Any, *args: Any, single_threaded: bool = False) -> Any:
     """Calls a traced (concrete) function on `args` without re-binding them.
 

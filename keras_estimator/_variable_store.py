@@ -168,6 +168,9 @@ class VariableStore:
             allow_creation: whether a name not yet in the store may be created
                 (true for the building trace of a mode, false afterwards).
         """
+        # Each trace lists its own variables (those of this store), as each
+        # TF1 graph did, never those of earlier traces or other Estimators.
+        _private_api.own_variable_collections(tf.compat.v1.get_default_graph())
         replica = _replica_index()
         if replica == 0:
             self._replica_names = []

@@ -177,6 +177,39 @@ def write_summary_proto(writer: Any, serialized: bytes, step: int) -> None:
     )
 
 
+def close_summary_writer(writer: Any) -> None:
+    """Flushes and closes the event file of a `tf.summary` file writer.
+
+    Checked on TensorFlow 2.21. `SummaryWriter.close()` marks the Python
+    object closed for good; the raw op deletes the writer resource (closing
+    its file) and leaves the handle, which traced functions captured, valid
+    for `reopen_summary_writer`. The handle has no public accessor.
+    """
+    import tensorflow as tf
+
+    with tf.init_scope(), tf.device("cpu:0"):
+        tf.raw_ops.FlushSummaryWriter(writer=writer._resource)
+        tf.raw_ops.CloseSummaryWriter(writer=writer._resource)
+
+
+def reopen_summary_writer(writer: Any, logdir: str) -> None:
+    """Re-creates a closed writer's resource under its handle, in a new event file.
+
+    Functions that captured the handle write to the new file without a
+    retrace. The arguments are `tf.summary.create_file_writer`'s defaults.
+    """
+    import tensorflow as tf
+
+    with tf.init_scope(), tf.device("cpu:0"):
+        tf.raw_ops.CreateSummaryFileWriter(
+            writer=writer._resource,
+            logdir=logdir,
+            max_queue=10,
+            flush_millis=120_000,
+            filename_suffix=".v2",
+        )
+
+
 # ---- SavedModel files ---------------------------------------------------------
 # Checked on TensorFlow 2.21. TensorFlow has no public API to write a
 # SavedModel proto in text format or to (re)write its fingerprint file; the

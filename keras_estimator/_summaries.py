@@ -11,17 +11,25 @@ cost nothing in fused runs.
 
 Summaries are written at the global step *before* the step's update: the
 step the loss was computed at, as tf.estimator's curves start at step 0.
+
+Each directory has one writer, shared by every trace that writes there and
+alive as long as one of them (or a hook using it) is: the trace graphs hold
+it, so it goes with the Estimator whose functions they are. Its event file is
+open only while a loop with a `SummarySaverHook` for that directory runs;
+each run of a loop writes a new event file, as TensorBoard reads them all.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
 import tensorflow as tf
 
+from keras_estimator import _private_api
 from keras_estimator._basic_hooks import SecondOrStepTimer
 from keras_estimator._fetches import SUMMARY_PREFIX
 from keras_estimator._session_run_hook import (
@@ -33,7 +41,44 @@ from keras_estimator._session_run_hook import (
 
 logger = logging.getLogger("keras_estimator")
 
-_writers: dict[str, Any] = {}
+# The collection through which a trace graph keeps the writers it captured.
+_WRITERS_COLLECTION = "keras_estimator_summary_writers"
+
+
+class _EventFile:
+    """One directory's summary writer, whose file is open only while in use.
+
+    Traced steps capture the writer's resource handle, not its file: closing
+    deletes the resource, flushing and closing the file, and reopening makes
+    a new one (in a new event file) under the same handle, so functions
+    traced earlier write to it again without a retrace.
+    """
+
+    def __init__(self, output_dir: str) -> None:
+        with tf.init_scope():
+            self.writer = tf.summary.create_file_writer(output_dir)
+        self._output_dir = output_dir
+        self._users = 0
+        self._is_open = True
+
+    def acquire(self) -> None:
+        """Opens the event file (again) for a loop that writes to it."""
+        if not self._is_open:
+            _private_api.reopen_summary_writer(self.writer, self._output_dir)
+            self._is_open = True
+        self._users += 1
+
+    def release(self) -> None:
+        """Closes the event file once no loop that acquired it is running."""
+        self._users = max(self._users - 1, 0)
+        if self._users == 0 and self._is_open:
+            _private_api.close_summary_writer(self.writer)
+            self._is_open = False
+
+
+# Held weakly: by the trace graphs that captured each writer and by the
+# hooks using it, so a directory's writer goes with the last of them.
+_event_files: weakref.WeakValueDictionary[str, _EventFile] = weakref.WeakValueDictionary()
 
 
 def summary_fetch(output_dir: str) -> str:
@@ -45,19 +90,23 @@ def summary_dirs(keys: Any) -> list[str]:
     return [k[len(SUMMARY_PREFIX) :] for k in keys if k.startswith(SUMMARY_PREFIX)]
 
 
+def _event_file(output_dir: str) -> _EventFile:
+    event_file = _event_files.get(output_dir)
+    if event_file is None:
+        event_file = _EventFile(output_dir)
+        _event_files[output_dir] = event_file
+    return event_file
+
+
 def writer_for(output_dir: str) -> Any:
-    """One file writer per directory for the whole process."""
-    writer = _writers.get(output_dir)
-    if writer is None:
-        with tf.init_scope():
-            writer = tf.summary.create_file_writer(output_dir)
-        _writers[output_dir] = writer
-    return writer
-
-
-def flush_all() -> None:
-    for writer in _writers.values():
-        writer.flush()
+    """The writer for `output_dir`, kept alive by the graph being traced."""
+    event_file = _event_file(output_dir)
+    graph = tf.compat.v1.get_default_graph()
+    if graph.building_function:
+        # Eagerly, writes happen at once: the caller's reference is enough,
+        # and the process-wide default graph must not keep writers forever.
+        graph.add_to_collection(_WRITERS_COLLECTION, event_file)
+    return event_file.writer
 
 
 @contextlib.contextmanager
@@ -122,6 +171,12 @@ class SummarySaverHook(SessionRunHook):
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
         self._output_dir = str(output_dir)
         self._due = False
+        self._event_file: _EventFile | None = None
+
+    def begin(self) -> None:
+        if self._event_file is None:
+            self._event_file = _event_file(self._output_dir)
+            self._event_file.acquire()
 
     def steps_until_needed(self, global_step: int) -> int | None:
         # The run that starts at the due step must be a run of its own.
@@ -141,4 +196,8 @@ class SummarySaverHook(SessionRunHook):
             self._due = False
 
     def end(self, session: Any) -> None:
-        flush_all()
+        # The file is complete for TensorBoard, and no descriptor outlives
+        # the loop (an Estimator may live long after training).
+        if self._event_file is not None:
+            self._event_file.release()
+            self._event_file = None

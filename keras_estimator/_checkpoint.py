@@ -236,8 +236,14 @@ def latest(model_dir: str) -> str | None:
     what was repaired and how many steps that loses.
 
     Raises:
-        ValueError: checkpoint files exist but none of them can be read.
+        ValueError: checkpoint files exist but none of them can be read, or
+            model_dir is a file.
     """
+    if tf.io.gfile.exists(model_dir) and not tf.io.gfile.isdir(model_dir):
+        raise ValueError(
+            f"model_dir {model_dir!r} is a file, not a directory. Pass a directory "
+            "(new or holding this model's checkpoints) as model_dir."
+        )
     path = _state_path(model_dir)
     raw = _read_bytes(path)
     attempts = 1
@@ -441,7 +447,7 @@ def _read_problem(prefix: str) -> str | None:
     except tf.errors.NotFoundError as error:
         return f"missing: {error.message}"
     except DamagedCheckpointError as error:
-        return str(error.__cause__ or error)
+        return _describe(error.__cause__) if error.__cause__ else str(error)
     return None
 
 

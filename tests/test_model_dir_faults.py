@@ -92,9 +92,9 @@ def make_sibling(parent, name="run1"):
     return sibling
 
 
-def estimator(model_dir, keep_max=5, save_steps=SAVE_STEPS):
+def estimator(model_dir, keep_max=5):
     config = ke.RunConfig(
-        save_checkpoints_steps=save_steps,
+        save_checkpoints_steps=SAVE_STEPS,
         keep_checkpoint_max=keep_max,
         save_summary_steps=None,
         log_step_count_steps=None,
@@ -120,7 +120,7 @@ def start_child(model_dir, stage, save_number, keep_max=1, max_steps=20):
 
 
 def finish_child(child):
-    """(completed save steps, (stage, step) it died at or None, stderr)."""
+    """(completed save steps, (stage, step) it died at or None)."""
     stdout, stderr = child.communicate(timeout=180)
     saved = [int(s) for s in re.findall(r"^saved (\d+)$", stdout, re.M)]
     dying = re.search(r"^dying (\w+) (\d+)$", stdout, re.M)
@@ -129,7 +129,7 @@ def finish_child(child):
         assert child.returncode == -9, (child.returncode, stderr[-2000:])
     else:
         assert child.returncode == 0, stderr[-2000:]
-    return saved, died, stderr
+    return saved, died
 
 
 def check_after_kill(model_dir, saved, died):
@@ -162,7 +162,7 @@ def test_a_kill_during_a_save_loses_at_most_one_interval(tmp_path, stage, expect
     plant_user_files(model_dir)
     sibling = make_sibling(tmp_path)
     sibling_files = digest(sibling)
-    saved, died, _ = finish_child(start_child(model_dir, stage, save_number=3))
+    saved, died = finish_child(start_child(model_dir, stage, save_number=3))
     assert saved == [0, 2] and died == (stage, 4)
 
     step = check_after_kill(model_dir, saved, died)
@@ -189,19 +189,21 @@ def test_random_kills_never_lose_progress(tmp_path):
     plant_user_files(model_dir)
     sibling = make_sibling(tmp_path, "run_sibling")
     sibling_files = digest(sibling)
-    progress = 0
+    progress = deaths = 0
     for _ in range(12):
         stage = rng.choice(STAGES)
         save_number = rng.randint(2, 4)
         child = start_child(model_dir, stage, save_number, keep_max=rng.randint(1, 2),
                             max_steps=progress + 12)
-        saved, died, _ = finish_child(child)
+        saved, died = finish_child(child)
         if died is None:
             step = step_of_latest(model_dir)
         else:
             step = check_after_kill(model_dir, saved, died)
+            deaths += 1
         assert step >= progress
         progress = step
+    assert deaths >= 8  # the loop did kill, mostly
     assert len(user_files(model_dir)) == len(USER_FILES)
     assert digest(sibling) == sibling_files
 
@@ -347,6 +349,13 @@ def test_no_readable_checkpoint_is_refused_naming_the_files(tmp_path):
     pattern = re.escape(str(tmp_path / "model.ckpt-10")) + r" \(.*\)\. Move these files out"
     with pytest.raises(ValueError, match=pattern):
         _checkpoint.latest(str(tmp_path))
+
+
+def test_a_file_as_model_dir_is_refused(tmp_path):
+    model_dir = tmp_path / "model"
+    model_dir.write_text("not a directory")
+    with pytest.raises(ValueError, match=r"model_dir '.*model' is a file, not a directory"):
+        _checkpoint.latest(str(model_dir))
 
 
 # ---- the Estimator restarts from what is there ---------------------------------

@@ -384,6 +384,15 @@ def test_train_after_losing_the_newest_files_resumes_from_the_older(trained_dir,
     assert (model_dir / "model.ckpt-2.index").read_bytes() == kept
 
 
+def test_train_with_a_binary_state_file_resumes_from_the_newest(trained_dir, tmp_path):
+    model_dir = copy_of(trained_dir, tmp_path)
+    (model_dir / "checkpoint").write_bytes(b"\x80\x81\xfe\xff" * 8)
+    with pytest.warns(UserWarning, match=r"cannot be parsed \(not UTF-8 text\)"):
+        estimator(model_dir).train(train_input(), steps=1)
+    assert step_of_latest(model_dir) == 7
+    assert_state_names_existing_files(model_dir)
+
+
 def test_train_with_a_truncated_newest_falls_back_saying_what_it_loses(trained_dir, tmp_path):
     model_dir = copy_of(trained_dir, tmp_path)
     data = model_dir / "model.ckpt-6.data-00000-of-00001"

@@ -18,6 +18,7 @@ it needs none of them.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -118,11 +119,17 @@ class HookCallback(keras.callbacks.Callback):
         context, plan = self._context, self._plan
         if context is None or plan is None:
             return
+        nan_step = getattr(self.model, "nan_loss_step", None)
+        if nan_step is not None:
+            # A step before the run's last had a NaN loss: report that step,
+            # before any hook (a checkpoint saver) sees the run.
+            self._check_loss({"loss": math.nan}, nan_step)
         if getattr(self.model, "last_run_steps", 1) == 0:
             return  # the input ended before this run made a step
         self._global_step = self._read_global_step(logs)
         context.global_step = self._global_step
-        self._check_loss(logs)
+        if nan_step is None:
+            self._check_loss(logs, self._global_step)
         values = self._fetched_values(plan, logs)
         for hook, results in zip(self._hooks, plan.results(values), strict=True):
             hook.after_run(context, SessionRunValues(results, None, None))
@@ -130,15 +137,15 @@ class HookCallback(keras.callbacks.Callback):
         if context.stop_requested:
             self._request_stop()
 
-    def _check_loss(self, logs: dict[str, Any] | None) -> None:
-        """Hands the run's last loss to hooks that check it (NanTensorHook)."""
+    def _check_loss(self, logs: dict[str, Any] | None, step: int) -> None:
+        """Hands a run's loss at `step` to hooks that check it (NanTensorHook)."""
         if not logs or "loss" not in logs:
             return
         for hook in self._hooks:
             if getattr(hook, "checks_fused_loss", False) and getattr(
                 hook, "loop_driven", False
             ):
-                hook.check_loss(float(logs["loss"]), self._global_step)
+                hook.check_loss(float(logs["loss"]), step)
 
     def _end(self) -> None:
         for hook in self._hooks:

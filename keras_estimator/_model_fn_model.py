@@ -21,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_estimator import (
+    _fetched_only,
     _fetches,
     _input_release,
     _inputs,
@@ -32,11 +33,12 @@ from keras_estimator import (
 )
 from keras_estimator._estimator_spec import EstimatorSpec
 from keras_estimator._mode_keys import ModeKeys
-from keras_estimator._variable_store import VariableStore
+from keras_estimator._variable_store import VariableStore, as_tf_variable
 
 LOSS_KEY = "loss"
 GLOBAL_STEP_KEY = "global_step"
 FETCHES_KEY = "_hook_fetches"
+NAN_STEP_KEY = "_nan_loss_step"
 
 
 class _RunState:
@@ -51,6 +53,7 @@ class _RunState:
     def __init__(self) -> None:
         self.executed = 0
         self.last_run = 0
+        self.nan_loss_step: int | None = None
         self.input_box: list[Any] = []
         self.epoch_iterators: list[Any] = []
 
@@ -153,6 +156,11 @@ class ModelFnModel(keras.Model):
         return self._run.executed
 
     @property
+    def nan_loss_step(self) -> int | None:
+        """The global step of the last run's first NaN loss, if it had one."""
+        return self._run.nan_loss_step
+
+    @property
     def last_run_steps(self) -> int:
         """Steps the last call of the train or test function ran (0: input ended)."""
         return self._run.last_run
@@ -182,12 +190,6 @@ class ModelFnModel(keras.Model):
             "params": params,
             "config": config,
         }
-        if "labels" in accepted and labels is None and mode == ModeKeys.TRAIN:
-            raise ValueError(
-                "model_fn takes `labels` but input_fn gave none in TRAIN mode: its "
-                "dataset yields features only. Make input_fn return a dataset of "
-                "(features, labels) tuples."
-            )
         plan = self.fetches.tracing
         dirs = _summaries.summary_dirs(plan.keys) if plan and mode == ModeKeys.TRAIN else []
         step = summary_step if summary_step is not None else tf.constant(0, tf.int64)
@@ -394,12 +396,21 @@ class ModelFnModel(keras.Model):
         features, labels = _inputs.split_element(data)
         spec = self.call_model_fn(features, labels, ModeKeys.EVAL)
         loss = _scalar(spec.loss)
-        self._eval_loss.update_state(loss)
+        # The step runs with TF1 semantics (see `_evaluation_step`): the
+        # running mean is read after its update only by explicit dependency.
+        with _fetched_only.ops_created() as update:
+            self._eval_loss.update_state(loss)
         logs: dict[str, tf.Tensor] = {}
         for name, metric in (spec.eval_metric_ops or {}).items():
             logs[name] = _metric_value(metric)
-        logs[LOSS_KEY] = self._eval_loss.result()
+        with tf.control_dependencies(update):
+            logs[LOSS_KEY] = tf.identity(self._eval_loss.result())
         return self._with_fetches(logs)
+
+    def _evaluation_state(self) -> list[tf.Variable]:
+        """What an evaluation step updates: metric variables and the loss mean."""
+        loss_mean = [as_tf_variable(v) for v in self._eval_loss.variables]
+        return [*self._store.local_variables(), *(v for v in loss_mean if v is not None)]
 
     def _with_fetches(self, logs: dict[str, Any]) -> dict[str, Any]:
         plan = self.fetches.tracing
@@ -492,16 +503,18 @@ class ModelFnModel(keras.Model):
             element = iterator.get_next_as_optional()
             spec = self._logs_specs[ModeKeys.PREDICT]
 
-            def predict() -> Any:
+            def predict_batch(data: Any) -> Any:
                 if strategy.num_replicas_in_sync > 1:
                     # Prediction input is not split over replicas: one
                     # replica's worth of work runs on the whole batch.
-                    outputs = self.predict_step(element.get_value())
-                else:
-                    outputs = strategy.run(self.predict_step, args=(element.get_value(),))
-                    outputs = tf.nest.map_structure(
-                        lambda v: _reduce_batch(strategy, v), outputs
-                    )
+                    return self.predict_step(data)
+                outputs = strategy.run(self.predict_step, args=(data,))
+                return tf.nest.map_structure(lambda v: _reduce_batch(strategy, v), outputs)
+
+            def predict() -> Any:
+                # Only the predictions run: a train_op or assign the model_fn
+                # builds in PREDICT mode too (as one-spec model_fns do) must not.
+                outputs = _fetched_only.call(predict_batch, element.get_value(), list)
                 return tf.experimental.Optional.from_value(outputs)
 
             return tf.cond(
@@ -548,6 +561,8 @@ class ModelFnModel(keras.Model):
         )
         if not fetched:
             return ahead, logs, False
+        if NAN_STEP_KEY in logs:  # a NaN in the steps run ahead stays reported
+            fetch_logs[NAN_STEP_KEY] = logs[NAN_STEP_KEY]
         return ahead + 1, fetch_logs, True
 
     def _run_fetching(
@@ -614,7 +629,7 @@ class ModelFnModel(keras.Model):
         # Under MultiWorkerMirroredStrategy all workers agree on each run.
         workers = _multi_worker.agreement(strategy)
 
-        def one_step(data: Any) -> dict[str, tf.Tensor]:
+        def replicated_step(data: Any) -> dict[str, tf.Tensor]:
             # Replica steps run in threads of their own under MirroredStrategy,
             # and cross-replica updates (v1 optimizers' `merge_call`) in this
             # one: the store must hand out its variables here too.
@@ -630,6 +645,14 @@ class ModelFnModel(keras.Model):
                     lambda v: strategy.experimental_local_results(v)[0], fetched
                 )
             return logs
+
+        def one_step(data: Any) -> dict[str, tf.Tensor]:
+            if kind == "train":
+                return replicated_step(data)
+            # tf.estimator ran an evaluation step as a TF1 session run: the
+            # loss, the metric updates and hook fetches, never a train_op or
+            # other update the model_fn builds in EVAL mode too.
+            return _fetched_only.call(replicated_step, data, self._evaluation_state)
 
         compiled = _fused_runner(one_step, lambda: self._logs_specs[mode])
         traced: dict[str, Any] = {}
@@ -674,6 +697,8 @@ class ModelFnModel(keras.Model):
             else:
                 steps_run, logs = fused(iterator, planned)
             steps_run = int(steps_run)
+            nan_step = logs.pop(NAN_STEP_KEY, None)
+            self._run.nan_loss_step = None if nan_step is None or nan_step < 0 else int(nan_step)
             # Hooks that asked for values see no run when the input ended
             # before the step that fetches them (as a TPUEstimator loop
             # ending in OutOfRange ran no after_run).
@@ -741,30 +766,45 @@ def _fused_runner(
     It stops early when the iterator is exhausted and returns how many steps
     ran with the last step's outputs. The next element is only fetched when
     another step will run, so no batch is lost between calls.
+
+    Training logs also carry `NAN_STEP_KEY`: the global step of the first step
+    of the run whose loss was NaN, or -1. A flag kept in the loop costs next to
+    nothing, and a NaN at any step is reported, not only at the run's last.
     """
 
     def run(iterator: Any, num_steps: tf.Tensor) -> Any:
         initial_logs = tf.nest.map_structure(
             lambda s: tf.zeros(s.shape, s.dtype), logs_spec()
         )
+        watch_nan = LOSS_KEY in initial_logs and GLOBAL_STEP_KEY in initial_logs
 
-        def keep_going(count: tf.Tensor, logs: Any, element: Any) -> tf.Tensor:
+        def keep_going(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> tf.Tensor:
             return tf.logical_and(count < num_steps, element.has_value())
 
-        def step(count: tf.Tensor, logs: Any, element: Any) -> Any:
+        def step(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> Any:
             logs = one_step(element.get_value())
+            if watch_nan:
+                first = tf.logical_and(nan_step < 0, tf.math.is_nan(logs[LOSS_KEY]))
+                nan_step = tf.where(first, tf.cast(logs[GLOBAL_STEP_KEY], tf.int64), nan_step)
             element = tf.cond(
                 count + 1 < num_steps,
                 iterator.get_next_as_optional,
                 lambda: element,
             )
-            return count + 1, logs, element
+            return count + 1, logs, element, nan_step
 
-        count, logs, _ = tf.while_loop(
+        count, logs, _, nan_step = tf.while_loop(
             keep_going,
             step,
-            (tf.constant(0), initial_logs, iterator.get_next_as_optional()),
+            (
+                tf.constant(0),
+                initial_logs,
+                iterator.get_next_as_optional(),
+                tf.constant(-1, tf.int64),
+            ),
         )
+        if watch_nan:
+            logs = dict(logs, **{NAN_STEP_KEY: nan_step})
         return count, logs
 
     return tf.function(run, reduce_retracing=True, autograph=False)

@@ -248,6 +248,16 @@ def refresh_saved_model_fingerprint(export_dir: str) -> None:
     fingerprinting_utils.write_fingerprint(export_dir)
 
 
+def add_control_input(operation: Any, dependency: Any) -> None:
+    """Makes `operation` run after `dependency`, in a graph already built.
+
+    Checked on TensorFlow 2.21: `Operation._add_control_input` is what
+    TensorFlow's own automatic control dependencies use to order ops on one
+    resource after tracing; no public API adds an edge to an existing op.
+    """
+    operation._add_control_input(dependency)
+
+
 def build_keras_training_state(model: Any, data_spec: Any) -> None:
     """Creates a compiled Keras model's loss, metric and optimizer variables.
 

@@ -104,6 +104,10 @@ class VariableStore:
         """Variables a checkpoint holds: all but metric/local ones."""
         return {n: e.variable for n, e in self._entries.items() if not e.is_local}
 
+    def local_variables(self) -> list[tf.Variable]:
+        """Metric and other local variables: evaluation state, not model state."""
+        return [e.variable for e in self._entries.values() if e.is_local]
+
     def pop_new_names(self) -> list[str]:
         """Names created since the last call (so callers can restore them)."""
         names, self._new_names = self._new_names, []

@@ -293,10 +293,36 @@ def test_input_fn_wrong_structure(tmp_path):
         est.train(lambda: tf.data.Dataset.from_tensors((X, Y, Y)), steps=1)
 
 
-def test_labels_missing_in_train(tmp_path):
-    est = make_estimator(tmp_path)
-    with pytest.raises(ValueError, match="gave none in TRAIN mode"):
-        est.train(lambda: tf.data.Dataset.from_tensor_slices({"x": X}).batch(8), steps=1)
+def test_features_only_input_passes_labels_none_in_every_mode(tmp_path):
+    # As in tf.estimator: a dataset of features alone reaches model_fn with
+    # labels=None, and a loss of the features alone trains.
+    seen = []
+
+    def model_fn(features, labels, mode):
+        seen.append((mode, labels))
+        x = features["x"]
+        reconstruction = tf.keras.layers.Dense(4, name="decoder")(x)
+        if mode == ke.ModeKeys.PREDICT:
+            return ke.EstimatorSpec(mode, predictions={"r": reconstruction})
+        loss = tf.reduce_mean(tf.square(reconstruction - x))
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step()
+        )
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def features_only(repeat=False):
+        dataset = tf.data.Dataset.from_tensor_slices({"x": X}).batch(8)
+        return dataset.repeat() if repeat else dataset
+
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path))
+    before = est.train(features_only, steps=1).evaluate(features_only)["loss"]
+    est.train(lambda: features_only(repeat=True), steps=30)
+    after = est.evaluate(features_only)
+    assert after["global_step"] == 31
+    assert after["loss"] < before
+    assert len(list(est.predict(features_only))) == len(X)
+    assert {mode for mode, _ in seen} == {ke.ModeKeys.TRAIN, ke.ModeKeys.EVAL, ke.ModeKeys.PREDICT}
+    assert all(labels is None for _, labels in seen)
 
 
 def test_empty_dataset_warns_made_no_steps(tmp_path):

@@ -28,6 +28,7 @@ from keras_estimator._checkpoint_hooks import (  # noqa: E402
 )
 from keras_estimator._estimator import Estimator  # noqa: E402
 from keras_estimator._estimator_spec import EstimatorSpec  # noqa: E402
+from keras_estimator._extenders import add_metrics  # noqa: E402
 from keras_estimator._exporter import (  # noqa: E402
     Exporter,
     FinalExporter,
@@ -90,6 +91,7 @@ __all__ = [
     "TrainSpec",
     "VocabInfo",
     "WarmStartSettings",
+    "add_metrics",
     "compat",
     "experimental",
     "export",

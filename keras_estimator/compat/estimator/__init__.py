@@ -7,7 +7,7 @@ names (the v1 and v2 Estimator behave alike here), plus the v1-only
 `tf.compat.v1.estimator` resolve to this module.
 
 Not provided: premade estimators (`DNNClassifier`, ...), `tpu`,
-`inputs.pandas_input_fn`, `add_metrics` and the `*_parse_example_spec`
+`inputs.pandas_input_fn` and the `*_parse_example_spec`
 helpers.
 """
 
@@ -34,6 +34,7 @@ from keras_estimator._checkpoint_hooks import (
 )
 from keras_estimator._estimator import Estimator
 from keras_estimator._estimator_spec import EstimatorSpec
+from keras_estimator._extenders import add_metrics
 from keras_estimator._exporter import Exporter, FinalExporter, LatestExporter
 from keras_estimator._mode_keys import ModeKeys
 from keras_estimator._profiler_hook import ProfilerHook
@@ -79,6 +80,7 @@ __all__ = [
     "TrainSpec",
     "VocabInfo",
     "WarmStartSettings",
+    "add_metrics",
     "experimental",
     "export",
     "inputs",

@@ -1,9 +1,9 @@
 """Helpers shared by every layer: argument checks, scopes, variables, outputs.
 
-A layer validates its arguments with the `check_*`/`int_tuple` helpers, opens
-its TF1 variable scope with `layer_scope`, creates its variables with
-`add_variable` (or `kernel_and_bias`), and ends with `finish` (activation and
-activity regularization).
+A layer class (see `_base.Layer`) validates its arguments with the
+`check_*`/`int_tuple` helpers when constructed; on its first call it opens its
+TF1 variable scope with `layer_scope` and creates its variables with
+`add_variable`; `activate` applies its activation.
 """
 
 from __future__ import annotations
@@ -71,19 +71,34 @@ def keras_object(getter: Callable[[Any], Any], value: Any) -> Any:
 
 
 def int_tuple(value: Any, n: int, argument: str) -> tuple[int, ...]:
-    """`value` (an int or `n` ints) as a tuple of `n` ints."""
+    """`value` (a positive int or `n` of them) as a tuple of `n` ints."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return (int(value),) * n
-    try:
-        result = tuple(int(v) for v in value)
-    except (TypeError, ValueError):
-        result = ()
-    if len(result) != n:
+        result: tuple[int, ...] = (int(value),) * n
+    else:
+        try:
+            result = tuple(int(v) for v in value)
+        except (TypeError, ValueError):
+            result = ()
+    if len(result) != n or min(result) <= 0:
         raise ValueError(
-            f"`{argument}` must be an int or a tuple of {n} ints, "
-            f"received {argument}={value!r}."
+            f"`{argument}` must be a positive int or a tuple of {n} positive "
+            f"ints, received {argument}={value!r}."
         )
     return result
+
+
+def positive_int(value: Any, argument: str) -> int:
+    """`value` as a positive int (`units`, `filters`, ...)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, float)):
+        raise TypeError(
+            f"`{argument}` must be a positive integer, received "
+            f"{argument}={value!r} of type {type(value).__name__}."
+        )
+    if int(value) != value or value <= 0:
+        raise ValueError(
+            f"`{argument}` must be a positive integer, received {argument}={value!r}."
+        )
+    return int(value)
 
 
 def check_padding(padding: Any, allowed: Sequence[str] = ("valid", "same")) -> str:
@@ -109,15 +124,6 @@ def is_channels_first(data_format: Any) -> bool:
             f"received data_format={data_format!r}."
         )
     return normalized == "channels_first"
-
-
-def check_rank(x: tf.Tensor, rank: int, function_name: str) -> None:
-    """Raises ValueError unless `x` has rank `rank`."""
-    if x.shape.rank != rank:
-        raise ValueError(
-            f"`{function_name}` expects inputs of rank {rank}, received inputs "
-            f"with shape {x.shape}."
-        )
 
 
 def static_bool(value: Any) -> bool | None:
@@ -182,9 +188,14 @@ def add_variable(
     regularizer: Any = None,
     constraint: Any = None,
     trainable: bool = True,
+    losses: list[tf.Tensor] | None = None,
     **kwargs: Any,
 ) -> tf.Variable:
-    """Gets or creates `name` in the current variable scope, as TF1 layers did."""
+    """Gets or creates `name` in the current variable scope, as TF1 layers did.
+
+    A regularization loss made for a new variable goes to the graph's
+    `REGULARIZATION_LOSSES` and, when given, to `losses` (the layer's own).
+    """
     regularizer = keras_object(keras.regularizers.get, regularizer)
     graph = tf.compat.v1.get_default_graph()
     existing: set[int] = set()
@@ -205,58 +216,13 @@ def add_variable(
             loss = regularizer(variable)
         if loss is not None:
             tf.compat.v1.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+            if losses is not None:
+                losses.append(loss)
     return variable
 
 
-def kernel_and_bias(
-    kernel_shape: Sequence[int],
-    units: int,
-    dtype: tf.DType,
-    use_bias: bool,
-    kernel_initializer: Any,
-    bias_initializer: Any,
-    kernel_regularizer: Any,
-    bias_regularizer: Any,
-    kernel_constraint: Any,
-    bias_constraint: Any,
-    trainable: bool,
-) -> tuple[tf.Variable, tf.Variable | None]:
-    """`kernel` of `kernel_shape` and, with `use_bias`, `bias` of `[units]`."""
-    kernel = add_variable(
-        "kernel",
-        kernel_shape,
-        dtype,
-        kernel_initializer,
-        kernel_regularizer,
-        kernel_constraint,
-        trainable,
-    )
-    bias = None
-    if use_bias:
-        bias = add_variable(
-            "bias",
-            [units],
-            dtype,
-            bias_initializer,
-            bias_regularizer,
-            bias_constraint,
-            trainable,
-        )
-    return kernel, bias
-
-
 # ---- outputs -----------------------------------------------------------------
-def finish(outputs: tf.Tensor, activation: Any, activity_regularizer: Any) -> tf.Tensor:
-    """Applies the activation, then records the activity regularization loss."""
+def activate(outputs: tf.Tensor, activation: Any) -> tf.Tensor:
+    """`activation(outputs)`, or `outputs` when `activation` is None."""
     activation = keras_object(keras.activations.get, activation)
-    if activation is not None:
-        outputs = activation(outputs)
-    activity_regularizer = keras_object(keras.regularizers.get, activity_regularizer)
-    if activity_regularizer is not None:
-        with tf.name_scope("ActivityRegularizer"):
-            loss = tf.convert_to_tensor(activity_regularizer(outputs))
-            batch_size = tf.cast(tf.shape(outputs)[0], loss.dtype)
-            tf.compat.v1.add_to_collection(
-                GraphKeys.REGULARIZATION_LOSSES, loss / batch_size
-            )
-    return outputs
+    return outputs if activation is None else activation(outputs)

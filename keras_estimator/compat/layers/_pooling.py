@@ -1,213 +1,204 @@
-"""Pooling layers: max and average pooling over 1D and 2D inputs."""
+"""Pooling layers: max and average pooling over 1D, 2D and 3D inputs.
+
+The functional forms are in `_pooling_functions`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import tensorflow as tf
 
 from keras_estimator.compat.layers import _common
+from keras_estimator.compat.layers._base import Layer
+from keras_estimator.compat.layers._input_spec import InputSpec
 
 
-def _pool(
-    rank: int,
-    kind: str,
-    pool_fn: Callable[..., tf.Tensor],
-    inputs: Any,
-    pool_size: Any,
-    strides: Any,
-    padding: Any,
-    data_format: Any,
-    name: str | None,
-) -> tf.Tensor:
-    """The pooling layer `kind` of spatial rank `rank`, reducing with `pool_fn`."""
-    _common.require_graph(kind)
-    pool_size = _common.int_tuple(pool_size, rank, "pool_size")
-    strides = _common.int_tuple(strides, rank, "strides")
-    padding = _common.check_padding(padding)
-    channels_first = _common.is_channels_first(data_format)
-    with _common.layer_scope(name, kind, None):
+class Pooling(Layer):
+    """Pooling of spatial rank `rank` that reduces each window with `_pool`.
+
+    Subclasses set `rank` and `_pool` (`tf.nn.max_pool` or `tf.nn.avg_pool`,
+    which take channels-last inputs of any spatial rank).
+    """
+
+    rank: int = 2
+    _pool = staticmethod(tf.nn.max_pool)
+
+    def __init__(
+        self,
+        pool_size: Any,
+        strides: Any,
+        padding: str = "valid",
+        data_format: str | None = "channels_last",
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name=name, **kwargs)
+        self.pool_size = _common.int_tuple(pool_size, self.rank, "pool_size")
+        self.strides = _common.int_tuple(strides, self.rank, "strides")
+        self.padding = _common.check_padding(padding)
+        self._channels_first = _common.is_channels_first(data_format)
+        self.data_format = "channels_first" if self._channels_first else "channels_last"
+        self.input_spec = InputSpec(ndim=self.rank + 2)
+
+    def call(self, inputs: Any) -> tf.Tensor:
         x = tf.convert_to_tensor(inputs)
-        _common.check_rank(x, rank + 2, kind)
-        if channels_first:
+        if self._channels_first:
             x = _common.to_channels_last(x)
-        if rank == 1:
-            x = tf.expand_dims(x, 1)
-            pool_size, strides = (1, *pool_size), (1, *strides)
-        outputs = pool_fn(
-            x, ksize=list(pool_size), strides=list(strides), padding=padding.upper()
+        outputs = type(self)._pool(
+            x,
+            ksize=list(self.pool_size),
+            strides=list(self.strides),
+            padding=self.padding.upper(),
         )
-        if rank == 1:
-            outputs = tf.squeeze(outputs, [1])
-        if channels_first:
+        if self._channels_first:
             outputs = _common.to_channels_first(outputs)
         return outputs
 
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.update(
+            pool_size=self.pool_size,
+            strides=self.strides,
+            padding=self.padding,
+            data_format=self.data_format,
+        )
+        return config
 
-def max_pooling1d(
-    inputs: Any,
-    pool_size: Any,
-    strides: Any,
-    padding: str = "valid",
-    data_format: str = "channels_last",
-    name: str | None = None,
-) -> tf.Tensor:
+
+class MaxPooling1D(Pooling):
     """Max pooling layer for 1D inputs: the max over each window.
 
+    Inputs are `[batch, length, channels]` (or `[batch, channels, length]` with `channels_first`).
+
     Args:
-        inputs: Rank-3 tensor, `[batch, length, channels]` (or
-            `[batch, channels, length]` with `channels_first`).
-        pool_size: Int or tuple of 1 int, the pooling window size.
-        strides: Int or tuple of 1 int, the strides.
+        pool_size: Int or tuple of 1 int, the window size.
+        strides: Int or tuple of 1 int.
         padding: "valid" or "same" (case-insensitive).
         data_format: "channels_last" or "channels_first".
-        name: Name scope of the layer (`max_pooling1d`, `max_pooling1d_1`, ...
-            if None).
-
-    Returns:
-        Output tensor of rank 3 in the same data format.
+        name: Name of the layer (`max_pooling1d`, `max_pooling1d_1`, ... if None).
+        **kwargs: Further `Layer` arguments.
 
     Raises:
-        ValueError: on an invalid `padding`, `data_format`, size argument or
-            input rank.
-        RuntimeError: if called eagerly.
+        ValueError: on an invalid `padding`, `data_format` or size argument;
+            when called, on inputs of another rank.
     """
-    return _pool(
-        1,
-        "max_pooling1d",
-        tf.nn.max_pool2d,
-        inputs,
-        pool_size,
-        strides,
-        padding,
-        data_format,
-        name,
-    )
+
+    rank = 1
+    _pool = staticmethod(tf.nn.max_pool)
 
 
-def max_pooling2d(
-    inputs: Any,
-    pool_size: Any,
-    strides: Any,
-    padding: str = "valid",
-    data_format: str = "channels_last",
-    name: str | None = None,
-) -> tf.Tensor:
+class MaxPooling2D(Pooling):
     """Max pooling layer for 2D inputs: the max over each window.
 
+    Inputs are `[batch, height, width, channels]` (or `[batch, channels, height, width]` with `channels_first`).
+
     Args:
-        inputs: Rank-4 tensor, `[batch, height, width, channels]` (or
-            `[batch, channels, height, width]` with `channels_first`).
-        pool_size: Int or tuple of 2 ints, the pooling window size.
-        strides: Int or tuple of 2 ints, the strides.
+        pool_size: Int or tuple of 2 ints, the window size.
+        strides: Int or tuple of 2 ints.
         padding: "valid" or "same" (case-insensitive).
         data_format: "channels_last" or "channels_first".
-        name: Name scope of the layer (`max_pooling2d`, `max_pooling2d_1`, ...
-            if None).
-
-    Returns:
-        Output tensor of rank 4 in the same data format.
+        name: Name of the layer (`max_pooling2d`, `max_pooling2d_1`, ... if None).
+        **kwargs: Further `Layer` arguments.
 
     Raises:
-        ValueError: on an invalid `padding`, `data_format`, size argument or
-            input rank.
-        RuntimeError: if called eagerly.
+        ValueError: on an invalid `padding`, `data_format` or size argument;
+            when called, on inputs of another rank.
     """
-    return _pool(
-        2,
-        "max_pooling2d",
-        tf.nn.max_pool2d,
-        inputs,
-        pool_size,
-        strides,
-        padding,
-        data_format,
-        name,
-    )
+
+    rank = 2
+    _pool = staticmethod(tf.nn.max_pool)
 
 
-def average_pooling1d(
-    inputs: Any,
-    pool_size: Any,
-    strides: Any,
-    padding: str = "valid",
-    data_format: str = "channels_last",
-    name: str | None = None,
-) -> tf.Tensor:
+class MaxPooling3D(Pooling):
+    """Max pooling layer for 3D inputs: the max over each window.
+
+    Inputs are `[batch, depth, height, width, channels]` (or channels second with `channels_first`).
+
+    Args:
+        pool_size: Int or tuple of 3 ints, the window size.
+        strides: Int or tuple of 3 ints.
+        padding: "valid" or "same" (case-insensitive).
+        data_format: "channels_last" or "channels_first".
+        name: Name of the layer (`max_pooling3d`, `max_pooling3d_1`, ... if None).
+        **kwargs: Further `Layer` arguments.
+
+    Raises:
+        ValueError: on an invalid `padding`, `data_format` or size argument;
+            when called, on inputs of another rank.
+    """
+
+    rank = 3
+    _pool = staticmethod(tf.nn.max_pool)
+
+
+class AveragePooling1D(Pooling):
     """Average pooling layer for 1D inputs: the average over each window.
 
     With "same" padding, windows at the border average only the real inputs.
 
+    Inputs are `[batch, length, channels]` (or `[batch, channels, length]` with `channels_first`).
+
     Args:
-        inputs: Rank-3 tensor, `[batch, length, channels]` (or
-            `[batch, channels, length]` with `channels_first`).
-        pool_size: Int or tuple of 1 int, the pooling window size.
-        strides: Int or tuple of 1 int, the strides.
+        pool_size: Int or tuple of 1 int, the window size.
+        strides: Int or tuple of 1 int.
         padding: "valid" or "same" (case-insensitive).
         data_format: "channels_last" or "channels_first".
-        name: Name scope of the layer (`average_pooling1d`, `average_pooling1d_1`, ...
-            if None).
-
-    Returns:
-        Output tensor of rank 3 in the same data format.
+        name: Name of the layer (`average_pooling1d`, `average_pooling1d_1`, ... if None).
+        **kwargs: Further `Layer` arguments.
 
     Raises:
-        ValueError: on an invalid `padding`, `data_format`, size argument or
-            input rank.
-        RuntimeError: if called eagerly.
+        ValueError: on an invalid `padding`, `data_format` or size argument;
+            when called, on inputs of another rank.
     """
-    return _pool(
-        1,
-        "average_pooling1d",
-        tf.nn.avg_pool2d,
-        inputs,
-        pool_size,
-        strides,
-        padding,
-        data_format,
-        name,
-    )
+
+    rank = 1
+    _pool = staticmethod(tf.nn.avg_pool)
 
 
-def average_pooling2d(
-    inputs: Any,
-    pool_size: Any,
-    strides: Any,
-    padding: str = "valid",
-    data_format: str = "channels_last",
-    name: str | None = None,
-) -> tf.Tensor:
+class AveragePooling2D(Pooling):
     """Average pooling layer for 2D inputs: the average over each window.
 
     With "same" padding, windows at the border average only the real inputs.
 
+    Inputs are `[batch, height, width, channels]` (or `[batch, channels, height, width]` with `channels_first`).
+
     Args:
-        inputs: Rank-4 tensor, `[batch, height, width, channels]` (or
-            `[batch, channels, height, width]` with `channels_first`).
-        pool_size: Int or tuple of 2 ints, the pooling window size.
-        strides: Int or tuple of 2 ints, the strides.
+        pool_size: Int or tuple of 2 ints, the window size.
+        strides: Int or tuple of 2 ints.
         padding: "valid" or "same" (case-insensitive).
         data_format: "channels_last" or "channels_first".
-        name: Name scope of the layer (`average_pooling2d`, `average_pooling2d_1`, ...
-            if None).
-
-    Returns:
-        Output tensor of rank 4 in the same data format.
+        name: Name of the layer (`average_pooling2d`, `average_pooling2d_1`, ... if None).
+        **kwargs: Further `Layer` arguments.
 
     Raises:
-        ValueError: on an invalid `padding`, `data_format`, size argument or
-            input rank.
-        RuntimeError: if called eagerly.
+        ValueError: on an invalid `padding`, `data_format` or size argument;
+            when called, on inputs of another rank.
     """
-    return _pool(
-        2,
-        "average_pooling2d",
-        tf.nn.avg_pool2d,
-        inputs,
-        pool_size,
-        strides,
-        padding,
-        data_format,
-        name,
-    )
+
+    rank = 2
+    _pool = staticmethod(tf.nn.avg_pool)
+
+
+class AveragePooling3D(Pooling):
+    """Average pooling layer for 3D inputs: the average over each window.
+
+    With "same" padding, windows at the border average only the real inputs.
+
+    Inputs are `[batch, depth, height, width, channels]` (or channels second with `channels_first`).
+
+    Args:
+        pool_size: Int or tuple of 3 ints, the window size.
+        strides: Int or tuple of 3 ints.
+        padding: "valid" or "same" (case-insensitive).
+        data_format: "channels_last" or "channels_first".
+        name: Name of the layer (`average_pooling3d`, `average_pooling3d_1`, ... if None).
+        **kwargs: Further `Layer` arguments.
+
+    Raises:
+        ValueError: on an invalid `padding`, `data_format` or size argument;
+            when called, on inputs of another rank.
+    """
+
+    rank = 3
+    _pool = staticmethod(tf.nn.avg_pool)

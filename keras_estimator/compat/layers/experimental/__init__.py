@@ -1,0 +1,8 @@
+"""`tf.compat.v1.layers.experimental`: Keras-style variable management."""
+
+from keras_estimator.compat.layers._keras_style import (
+    keras_style_scope,
+    set_keras_style,
+)
+
+__all__ = ["keras_style_scope", "set_keras_style"]

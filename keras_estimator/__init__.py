@@ -28,12 +28,12 @@ from keras_estimator._checkpoint_hooks import (  # noqa: E402
 )
 from keras_estimator._estimator import Estimator  # noqa: E402
 from keras_estimator._estimator_spec import EstimatorSpec  # noqa: E402
-from keras_estimator._extenders import add_metrics  # noqa: E402
 from keras_estimator._exporter import (  # noqa: E402
     Exporter,
     FinalExporter,
     LatestExporter,
 )
+from keras_estimator._extenders import add_metrics  # noqa: E402
 from keras_estimator._hook_callback import HookCallback  # noqa: E402
 from keras_estimator._install import install, uninstall  # noqa: E402
 from keras_estimator._mode_keys import ModeKeys  # noqa: E402

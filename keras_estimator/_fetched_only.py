@@ -66,15 +66,52 @@ def call(
     outputs = traced.structured_outputs
     flat_outputs = tf.nest.flatten(outputs, expand_composites=True)
     graph = traced.graph
-    feeds = graph.inputs[: len(flat_data)]
+    # Values bound at call time (a collective's instance key) are inputs of
+    # the pruned function, bound again at call time in the calling graph.
+    late_bound = list(
+        zip(
+            graph.deferred_external_captures,
+            graph.deferred_internal_captures,
+            strict=True,
+        )
+    )
+    late_feeds = [t for _, internal in late_bound for t in tf.nest.flatten(internal)]
+    feeds = graph.inputs[: len(flat_data)] + late_feeds
     state = _state_handles(graph, state_variables())
-    _order_state_access(graph, state)
+    ordered = state | _collective_tokens(graph)
+    _order_state_access(graph, ordered)
     updates = [
         op for op in graph.get_operations() if op.type in _WRITES and _touched(op, state)
     ]
     pruned = traced.prune(feeds=feeds, fetches=[flat_outputs, updates])
-    results = pruned(*flat_data)[0]
+    late_values = [_bind_late(closure, internal) for closure, internal in late_bound]
+    results = pruned(*flat_data, *tf.nest.flatten(late_values))[0]
     return tf.nest.pack_sequence_as(outputs, results, expand_composites=True)
+
+
+def _bind_late(closure: Callable[[], Any], placeholders: Any) -> list[Any]:
+    """The value of a late-bound input, bound again in the calling graph.
+
+    TensorFlow's closure binds itself at call time of the function being
+    traced (or returns the value when called eagerly), as a list of tensors.
+    """
+    del placeholders  # the closure knows its own spec
+    return list(closure())
+
+
+def _collective_tokens(graph: Any) -> set[int]:
+    """Resources that order a graph's collectives (the same on every worker).
+
+    Workers must launch collectives in one order; a TF2 function orders the
+    ops sharing an ordering token, as ops on one state variable.
+    """
+    return {
+        id(tensor)
+        for op in graph.get_operations()
+        if op.type.startswith("Collective")
+        for tensor in op.inputs
+        if tensor.dtype == tf.resource
+    }
 
 
 @contextlib.contextmanager
@@ -110,19 +147,20 @@ def _touched(op: Any, state: set[int]) -> list[int]:
 
 
 def _order_state_access(graph: Any, state: set[int]) -> None:
-    """Orders reads and writes of each state variable as they were traced.
+    """Orders the ops on each resource of `state` as they were traced.
 
     Automatic control dependencies did this in a `tf.function`; without them a
     read-modify-write (Keras' `assign_add` is `assign(read + value)`) could
     interleave with another on the same variable: two `update_state` calls
-    in one step, or replicas sharing one variable, would lose updates.
+    in one step, or replicas sharing one variable, would lose updates. Ops
+    using a collective's ordering token count as writing it.
     """
     last_write: dict[int, Any] = {}
     reads_since_write: dict[int, list[Any]] = {}
     for op in graph.get_operations():
         for handle in _touched(op, state):
             earlier = [last_write[handle]] if handle in last_write else []
-            if op.type in _WRITES:
+            if op.type in _WRITES or op.type.startswith("Collective"):
                 earlier += reads_since_write.pop(handle, [])
                 last_write[handle] = op
             else:

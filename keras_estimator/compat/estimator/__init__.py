@@ -34,8 +34,8 @@ from keras_estimator._checkpoint_hooks import (
 )
 from keras_estimator._estimator import Estimator
 from keras_estimator._estimator_spec import EstimatorSpec
-from keras_estimator._extenders import add_metrics
 from keras_estimator._exporter import Exporter, FinalExporter, LatestExporter
+from keras_estimator._extenders import add_metrics
 from keras_estimator._mode_keys import ModeKeys
 from keras_estimator._profiler_hook import ProfilerHook
 from keras_estimator._run_config import RunConfig

@@ -6,6 +6,7 @@ runs unmodified in the same process:
 * `tf.estimator` (and `tf.compat.v2.estimator`) is `keras_estimator`;
 * `tf.compat.v1.estimator` is `keras_estimator.compat.estimator`;
 * `tf.compat.v1.layers` is `keras_estimator.compat.layers`;
+* `tf.keras.estimator.model_to_estimator` is this package's;
 * the stock hooks and `SessionRunHook` types under `tf.compat.v1.train` are
   this package's classes;
 * `sys.modules` gains `tensorflow.estimator`, `tensorflow.compat.v1.estimator`
@@ -189,7 +190,22 @@ def _wanted_patches() -> list[tuple[Any, str, Any]]:
             (train, name, getattr(keras_estimator, name)) for name in TRAIN_NAMES
         )
     patches.extend((None, name, module) for name, module in _module_entries().items())
+    tf_keras = _tf_keras_module()
+    if tf_keras is not None:
+        patches.append((tf_keras, "estimator", compat.keras_estimator))
     return patches
+
+
+def _tf_keras_module() -> Any:
+    """The module `tf.keras` (and `tf.compat.v1.keras`) load, if Keras has one.
+
+    TensorFlow reaches it through lazy loaders that look names up in it, so
+    an attribute set there is seen through every loader.
+    """
+    try:
+        return importlib.import_module("keras._tf_keras.keras")
+    except ImportError:
+        return None
 
 
 def _namespaces() -> tuple[list[Any], list[Any]]:

@@ -152,6 +152,10 @@ class KerasModelFn:
     # ---- features, labels and outputs ---------------------------------------------
     def _inputs(self, features: Any) -> Any:
         names = input_names(self.model)
+        if isinstance(features, Mapping) and len(names) <= 1:
+            single = _single_input(features, names, self.model)
+            if single is not None:
+                return single
         return _select(features, names, "features", "inputs")
 
     def _targets(self, labels: Any) -> Any:
@@ -247,6 +251,23 @@ def output_names(model: keras.Model) -> list[str]:
     if isinstance(model, keras.Sequential) and layers:
         return [layers[-1].name]
     return []
+
+
+def _single_input(features: Mapping[str, Any], names: Sequence[str], model: Any) -> Any:
+    """The one input of a single-input model, from features keyed as Keras 2 did.
+
+    tf.keras 2 named the input of a Sequential built with `input_shape`
+    `<first layer>_input`; Keras 3 names it otherwise. A single-input model
+    takes its own input name, that legacy name, or a one-key dict's value.
+    """
+    if names and names[0] in features:
+        return features[names[0]]
+    layers = getattr(model, "layers", None) or []
+    if layers and f"{layers[0].name}_input" in features:
+        return features[f"{layers[0].name}_input"]
+    if len(features) == 1:
+        return next(iter(features.values()))
+    return None
 
 
 def _select(value: Any, names: Sequence[str], what: str, role: str) -> Any:

@@ -248,10 +248,11 @@ def test_multi_input_multi_output_model_fed_by_dicts(tmp_path):
     assert set(prediction) == {"score", "label"}
 
 
-def test_feature_keys_not_matching_inputs_name_both(tmp_path):
+def test_single_input_takes_a_one_key_dict_whatever_its_key(tmp_path):
+    # As tf.keras 2's model_to_estimator did for a single-input model.
     estimator = ke.model_to_estimator(_functional(), model_dir=str(tmp_path))
-    with pytest.raises(ValueError, match=r"keys \['pixels'\].*inputs \['x'\]"):
-        estimator.train(_input_fn(features_key="pixels"), steps=1)
+    estimator.train(_input_fn(features_key="pixels"), steps=2)
+    assert estimator.get_variable_value("global_step") == 2
 
 
 class _Scale(keras.layers.Layer):

@@ -25,6 +25,7 @@ from keras_estimator import (
     _checkpoint,
     _export,
     _fn_args,
+    _graph_mode,
     _input_release,
     _inputs,
     _loop,
@@ -79,6 +80,7 @@ class Estimator:
         params: dict[str, Any] | None = None,
         warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
     ) -> None:
+        _graph_mode.check_eager_execution()
         self._model_fn_args = _fn_args.validate_model_fn(model_fn)
         if config is None:
             config = RunConfig()

@@ -7,6 +7,8 @@ runs unmodified in the same process:
 * `tf.compat.v1.estimator` is `keras_estimator.compat.estimator`;
 * `tf.compat.v1.layers` is `keras_estimator.compat.layers`;
 * `tf.keras.estimator.model_to_estimator` is this package's;
+* `tf.compat.v1.disable_eager_execution()` and `disable_v2_behavior()` warn
+  once and leave eager execution on (see `_graph_mode`);
 * the stock hooks and `SessionRunHook` types under `tf.compat.v1.train` are
   this package's classes;
 * `sys.modules` gains `tensorflow.estimator`, `tensorflow.compat.v1.estimator`
@@ -35,6 +37,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import tensorflow as tf
+
+from keras_estimator import _graph_mode
 
 logger = logging.getLogger("keras_estimator")
 
@@ -185,6 +189,9 @@ def _wanted_patches() -> list[tuple[Any, str, Any]]:
     for namespace in v1_namespaces:
         patches.append((namespace, "estimator", v1_estimator))
         patches.append((namespace, "layers", compat.layers))
+    switches = {name: _graph_mode.keep_eager_on(name) for name in _graph_mode.SWITCHES}
+    for namespace in v1_namespaces:
+        patches.extend((namespace, name, switch) for name, switch in switches.items())
     for train in _unique(namespace.train for namespace in v1_namespaces):
         patches.extend(
             (train, name, getattr(keras_estimator, name)) for name in TRAIN_NAMES

@@ -1,0 +1,62 @@
+"""TF1's global graph-mode switches, which an Estimator program no longer needs.
+
+TF1-style Estimator programs often begin with
+`tf.compat.v1.disable_eager_execution()` or `disable_v2_behavior()`. Here
+model_fn and input_fn already run in graphs (traced functions) while the
+Estimator itself needs eager execution; with it disabled, training would fail
+deep inside TensorFlow. `install()` replaces both switches with
+`keep_eager_on(...)`, which warns once and changes nothing; without
+`install()`, `Estimator()` refuses to start with eager execution off.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import tensorflow as tf
+
+SWITCHES = ("disable_eager_execution", "disable_v2_behavior")
+
+
+def keep_eager_on(name: str) -> Callable[..., None]:
+    """A stand-in for `tf.compat.v1.<name>` that warns once and does nothing."""
+    warned = False
+
+    @functools.wraps(getattr(tf.compat.v1, name))
+    def switch(*args: Any, **kwargs: Any) -> None:
+        nonlocal warned
+        if warned:
+            return
+        warned = True
+        warnings.warn(
+            f"tf.compat.v1.{name}() was called; keras_estimator.install() keeps "
+            "eager execution (and TF2 behaviour) on, because model_fn and "
+            "input_fn already run in graphs, as under tf.estimator. Remove the "
+            "call to silence this warning.",
+            UserWarning,
+            stacklevel=2,
+        )
+
+    return switch
+
+
+def check_eager_execution() -> None:
+    """Raises if eager execution was disabled process-wide.
+
+    Raises:
+        ValueError: `tf.compat.v1.disable_eager_execution()` or
+            `disable_v2_behavior()` was called.
+    """
+    if tf.compat.v1.executing_eagerly_outside_functions():
+        return
+    raise ValueError(
+        "Eager execution is disabled in this process: the program called "
+        "tf.compat.v1.disable_eager_execution() or "
+        "tf.compat.v1.disable_v2_behavior(). The Estimator needs eager "
+        "execution (model_fn and input_fn still run in graphs, as under "
+        "tf.estimator): remove that call, or call keras_estimator.install() "
+        "before it, which makes it a no-op."
+    )

@@ -67,6 +67,51 @@ def split_element(element: Any) -> tuple[Any, Any]:
     return element, None
 
 
+def check_features_match(trained: Any, received: Any, mode: str) -> None:
+    """Refuses features of other keys or dtypes than the model trained on.
+
+    Args:
+        trained: the element spec TRAIN mode was built with.
+        received: the element spec `mode` is asked to run on.
+
+    Raises:
+        ValueError: a feature the model trained on is missing, or has another
+            dtype (tf.estimator refused such input rather than cast it).
+    """
+    expected = _feature_dtypes(split_element(trained)[0])
+    given = _feature_dtypes(split_element(received)[0])
+    missing = sorted(set(expected) - set(given))
+    if missing and given.keys() != {""}:
+        raise ValueError(
+            f"input_fn for {mode} gives features {sorted(given)}, without "
+            f"{missing} that the model was trained on. Give {mode} the "
+            "features training had."
+        )
+    changed = {
+        key: (expected[key], given[key])
+        for key in expected
+        if key in given and expected[key] != given[key]
+    }
+    if changed:
+        described = ", ".join(
+            f"{key or 'features'!r}: trained on {old.name}, got {new.name}"
+            for key, (old, new) in changed.items()
+        )
+        raise ValueError(
+            f"input_fn for {mode} gives features of other dtypes than training "
+            f"did ({described}). Cast them in input_fn to the dtypes the model "
+            "was trained on."
+        )
+
+
+def _feature_dtypes(features: Any) -> dict[str, tf.DType]:
+    if isinstance(features, dict):
+        return {
+            key: spec.dtype for key, spec in features.items() if hasattr(spec, "dtype")
+        }
+    return {"": features.dtype} if hasattr(features, "dtype") else {}
+
+
 def _check_element(spec: Any) -> None:
     if isinstance(spec, tuple) and len(spec) != 2:
         raise TypeError(

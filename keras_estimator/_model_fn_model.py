@@ -231,6 +231,8 @@ class ModelFnModel(keras.Model):
         """
         if self._built_modes.get(mode) == element_spec:
             return
+        if mode != ModeKeys.TRAIN and ModeKeys.TRAIN in self._built_modes:
+            _inputs.check_features_match(self._built_modes[ModeKeys.TRAIN], element_spec, mode)
         step = {
             ModeKeys.TRAIN: self.train_step,
             ModeKeys.EVAL: self.test_step,

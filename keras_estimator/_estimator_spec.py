@@ -95,7 +95,11 @@ def _validate_loss(loss: Any, mode: str) -> tf.Tensor | None:
             f"loss must be a numeric tensor, got {_describe(tensor)}. Compute the "
             "loss as a float tensor."
         )
-    if tensor.shape.num_elements() not in (None, 1):
+    known_rank = tensor.shape.rank is not None and tensor.shape.rank > 0
+    if tensor.shape.num_elements() not in (None, 1) or (
+        known_rank and tensor.shape.num_elements() is None
+    ):
+        # A dimension of unknown size (the batch, typically) is not a scalar.
         raise ValueError(
             f"loss must be a scalar (shape () or [1]), got {_describe(tensor)}. "
             "Reduce it first, e.g. loss = tf.reduce_mean(per_example_loss)."

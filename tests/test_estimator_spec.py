@@ -295,6 +295,16 @@ def test_errors_raise_at_trace_time():
         build(tf.zeros([3]))
 
 
+def test_a_per_example_loss_of_unknown_batch_size_is_not_a_scalar():
+    # Reshaping it to a scalar would fail only when the step runs.
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def build(x):
+        return EstimatorSpec(EVAL, loss=x).loss
+
+    with pytest.raises(ValueError, match=r"loss must be a scalar.*shape=\(None,\).*reduce_mean"):
+        build(tf.zeros([3]))
+
+
 def test_graph_operation_train_op():
     @tf.function
     def build():

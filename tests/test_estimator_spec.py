@@ -276,8 +276,8 @@ def test_unknown_shape_loss_is_accepted_when_traced():
     assert float(build(tf.constant(3.0))) == 3.0
 
 
-def test_partly_known_loss_is_reshaped_when_traced():
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+def test_a_loss_of_shape_one_is_reshaped_when_traced():
+    @tf.function(input_signature=[tf.TensorSpec([1], tf.float32)])
     def build(x):
         loss = EstimatorSpec(EVAL, loss=x).loss
         assert loss.shape == ()

@@ -14,6 +14,7 @@ Behaviour follows tf.estimator 2.15's `EstimatorSpec`, with these differences:
 * Hooks are duck-typed: any object with `before_run` and `after_run` methods.
 * `scaffold` is stored as given (no default `Scaffold` is made), and in PREDICT
   mode no default `export_outputs` are added here; the exporter does that.
+  Both are type-checked here, as tf.estimator did.
 * Graph membership is not checked (TF2 traces have no single default graph).
 """
 
@@ -26,6 +27,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from keras_estimator._export_outputs import ExportOutput
 from keras_estimator._mode_keys import ALL_MODES, ModeKeys
 
 _VARIABLE_TYPES = (tf.Variable, keras.Variable)
@@ -37,6 +39,7 @@ _OP_LIKE_TYPES = (
     *_VARIABLE_TYPES,
 )
 _MAX_REPR = 120
+_MODE_MISSPELLINGS = ("predict", "prediction", "training", "evaluate", "evaluation")
 
 
 def _describe(value: Any) -> str:
@@ -54,7 +57,9 @@ def _validate_mode(mode: Any) -> str:
     if isinstance(mode, str) and mode in ALL_MODES:
         return mode
     hint = ""
-    if mode in ("predict", "prediction", "training", "evaluate", "evaluation"):
+    # Only strings are compared: `in` on an array or tensor would compare
+    # element-wise and fail with an unrelated message.
+    if isinstance(mode, str) and mode in _MODE_MISSPELLINGS:
         hint = " Note that ModeKeys.PREDICT is 'infer'."
     raise ValueError(
         "EstimatorSpec mode must be ModeKeys.TRAIN ('train'), ModeKeys.EVAL "
@@ -194,13 +199,32 @@ def _validate_export_outputs(export_outputs: Any) -> dict[str, Any] | None:
             "export_outputs must be a dict of signature name -> ExportOutput, got "
             f"{_describe(export_outputs)}."
         )
-    for key in export_outputs:
+    for key, value in export_outputs.items():
         if not isinstance(key, str):
             raise TypeError(
                 f"export_outputs keys must be signature-name strings, got key "
                 f"{_describe(key)}."
             )
+        if not isinstance(value, ExportOutput):
+            raise TypeError(
+                f"export_outputs[{key!r}] must be an ExportOutput (PredictOutput, "
+                f"ClassificationOutput, RegressionOutput), got {_describe(value)}. "
+                "Wrap tensors as e.g. "
+                "keras_estimator.export.PredictOutput({'name': tensor})."
+            )
     return dict(export_outputs)
+
+
+def _validate_scaffold(scaffold: Any) -> Any:
+    # Duck-typed like hooks: a Scaffold's defining method is `finalize`.
+    if scaffold is None or isinstance(scaffold, tf.compat.v1.train.Scaffold):
+        return scaffold
+    if callable(getattr(scaffold, "finalize", None)):
+        return scaffold
+    raise TypeError(
+        f"scaffold must be a tf.compat.v1.train.Scaffold or None, got "
+        f"{_describe(scaffold)}. Leave it None unless model_fn builds a Scaffold."
+    )
 
 
 def _is_hook(value: Any) -> bool:
@@ -272,7 +296,8 @@ class EstimatorSpec(
         export_outputs: A dict of signature name -> `ExportOutput`.
         training_chief_hooks: Hooks run on the chief only, during training.
         training_hooks: Hooks run on every worker during training.
-        scaffold: A `tf.compat.v1.train.Scaffold`-like object, or `None`.
+        scaffold: A `tf.compat.v1.train.Scaffold` (or an object with its
+            `finalize` method), or `None`.
         evaluation_hooks: Hooks run during evaluation.
         prediction_hooks: Hooks run during prediction.
 
@@ -324,7 +349,7 @@ class EstimatorSpec(
             train_op=_validate_train_op(train_op, mode),
             eval_metric_ops=_validate_eval_metric_ops(eval_metric_ops),
             export_outputs=_validate_export_outputs(export_outputs),
-            scaffold=scaffold,
+            scaffold=_validate_scaffold(scaffold),
             **{field: _validate_hooks(value, field) for field, value in hooks.items()},
         )
 

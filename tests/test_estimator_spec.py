@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keras_estimator._estimator_spec import EstimatorSpec
+from keras_estimator._export_outputs import PredictOutput
 from keras_estimator._mode_keys import ModeKeys
 
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
@@ -464,7 +465,7 @@ def test_invalid_eval_metric_ops(eval_metric_ops, pattern):
 
 
 def test_export_outputs_dict_is_copied():
-    outputs = {"serving_default": object()}
+    outputs = {"serving_default": PredictOutput({"y": tf.zeros([1])})}
     spec = EstimatorSpec(PREDICT, predictions=tf.zeros([1]), export_outputs=outputs)
     assert spec.export_outputs == outputs
     assert spec.export_outputs is not outputs
@@ -538,7 +539,7 @@ def test_hook_without_after_run_is_rejected():
 
 
 def test_scaffold_is_stored_as_given():
-    scaffold = object()
+    scaffold = tf.compat.v1.train.Scaffold()
     assert _train_spec(scaffold=scaffold).scaffold is scaffold
 
 

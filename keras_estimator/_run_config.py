@@ -57,6 +57,7 @@ class _DefaultSentinel:
 _USE_DEFAULT: Any = _DefaultSentinel()
 
 _PROTOCOLS = (None, "grpc", "grpc+verbs")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 # The settings `replace` may change, in constructor order (as tf.estimator).
 _REPLACEABLE = (
@@ -119,9 +120,17 @@ def _check_number(
             f"{name} must be {noun} or None, got {value!r} of type "
             f"{type(value).__name__}. {hint}"
         )
+    if value != value:  # NaN passes every comparison below.
+        raise ValueError(f"{name} must be a number, got {value!r}. {hint}")
     if value < minimum or (not inclusive and value == minimum):
         bound = f">= {minimum}" if inclusive else f"> {minimum}"
         raise ValueError(f"{name} must be {bound}, got {value!r}. {hint}")
+    if (
+        isinstance(value, numbers.Integral)
+        and not _INT64_MIN <= int(value) <= _INT64_MAX
+    ):
+        # Steps and seeds become int64 tensors; a larger value would fail there.
+        raise ValueError(f"{name} must fit in a 64-bit integer, got {value!r}. {hint}")
     return value
 
 
@@ -145,7 +154,7 @@ def _check_model_dir(name: str, value: Any) -> str | None:
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if isinstance(value, bytes):
-        value = value.decode()
+        value = os.fsdecode(value)  # As the OS would read the path.
     if not isinstance(value, str):
         raise _ArgumentTypeError(
             f"{name} must be a path (str or os.PathLike) or None, got {value!r} of "
@@ -155,6 +164,11 @@ def _check_model_dir(name: str, value: Any) -> str | None:
         raise ValueError(
             f"{name} must be a non-empty path, got ''. Pass a directory, or None "
             "to let the Estimator choose one."
+        )
+    if "\x00" in value:
+        raise ValueError(
+            f"{name} must not contain a NUL character, got {value!r}. Pass the "
+            "directory path without it."
         )
     return value
 
@@ -230,7 +244,9 @@ def _check_device_fn(name: str, value: Any) -> Any:
 
 
 def _check_protocol(name: str, value: Any) -> Any:
-    if value not in _PROTOCOLS:
+    # Only None and strings are compared: `in` on an array would compare
+    # element-wise and fail with an unrelated message.
+    if not (value is None or isinstance(value, str)) or value not in _PROTOCOLS:
         raise ValueError(f"{name} must be None, 'grpc' or 'grpc+verbs', got {value!r}.")
     return value
 

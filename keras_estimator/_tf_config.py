@@ -131,7 +131,9 @@ def _read_top_level_fields(tf_config: dict) -> dict[str, Any]:
 
 def _read_cluster(tf_config: dict) -> dict[str, list[str]]:
     """Validates `TF_CONFIG["cluster"]`; returns its non-empty jobs."""
-    cluster = tf_config.get("cluster") or {}
+    cluster = tf_config.get("cluster")
+    if cluster is None:
+        cluster = {}
     if not isinstance(cluster, dict):
         raise _tf_config_error(
             '"cluster"',
@@ -173,7 +175,9 @@ def _read_cluster(tf_config: dict) -> dict[str, list[str]]:
 def _check_address(job: str, index: int, address: str) -> None:
     """An address must be "host:port" (IPv6 hosts in brackets), port 1-65535."""
     host, _, port = address.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+    # isdigit() alone also accepts digits such as "²" that int() refuses.
+    is_number = port.isascii() and port.isdigit()
+    if not host or not is_number or not 0 < int(port) < 65536:
         raise _tf_config_error(
             f'"cluster"["{job}"][{index}]',
             f"{address!r} is not a 'host:port' address",
@@ -197,7 +201,7 @@ def _check_distinct_addresses(jobs: dict[str, list[str]]) -> None:
 
 
 def _read_task_index(index: Any) -> int:
-    if isinstance(index, str) and index.strip().isdigit():
+    if isinstance(index, str) and index.strip().isascii() and index.strip().isdigit():
         index = int(index)
     if isinstance(index, bool) or not isinstance(index, int):
         raise _tf_config_error(

@@ -35,6 +35,36 @@ def accepts_kwargs(fn: Callable[..., Any]) -> bool:
     )
 
 
+def required_parameters_outside(
+    fn: Callable[..., Any], available: dict[str, Any]
+) -> list[str]:
+    """Parameters of `fn` without a default that `available` cannot fill.
+
+    Arguments are passed by keyword, so a positional-only parameter without a
+    default can never be filled. A callable whose signature cannot be read
+    (some builtins) is given the benefit of the doubt: an empty list.
+    """
+    target = fn.func if isinstance(fn, functools.partial) else fn
+    try:
+        parameters = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return []
+    if isinstance(fn, functools.partial):
+        bound = set(fn.keywords or {})
+        positional = list(parameters)[: len(fn.args)]
+        bound.update(positional)
+    else:
+        bound = set()
+    return [
+        name
+        for name, p in parameters.items()
+        if p.default is p.empty
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        and name not in bound
+        and (p.kind is p.POSITIONAL_ONLY or name not in available)
+    ]
+
+
 def validate_model_fn(model_fn: Any) -> tuple[str, ...]:
     """Checks a model_fn's signature; returns its parameter names.
 

@@ -27,7 +27,9 @@ def make_dataset(
     (`_v1_iterator_input`).
 
     Raises:
-        TypeError: input_fn is not callable or returns something else.
+        TypeError: input_fn is not callable, requires parameters the
+            Estimator does not pass, or returns something else (or values
+            that cannot be made into tensors, or a feature that is None).
         ValueError: labels are missing in TRAIN mode.
     """
     if not callable(input_fn):
@@ -38,6 +40,7 @@ def make_dataset(
     candidates: dict[str, Any] = {"mode": mode, "params": params, "config": config}
     if input_context is not None:
         candidates["input_context"] = input_context
+    _check_input_fn_parameters(input_fn, candidates)
     # An input_fn reading through tf.compat.v1 iterators is turned into a
     # dataset of its successive outputs, as its graph would have given.
     result = _v1_iterator_input.call_input_fn(
@@ -47,9 +50,12 @@ def make_dataset(
         dataset = result
     elif isinstance(result, tuple) and len(result) == 2:
         _check_features(result[0])
-        dataset = tf.data.Dataset.from_tensors(result).repeat()
+        dataset = _repeated_tensors(
+            result, (("features", result[0]), ("labels", result[1]))
+        )
     elif _is_feature_structure(result):
-        dataset = tf.data.Dataset.from_tensors(result).repeat()
+        _check_features(result)
+        dataset = _repeated_tensors(result, (("features", result),))
     else:
         raise TypeError(
             f"input_fn returned {type(result).__name__} ({_short(result)}); "
@@ -58,6 +64,58 @@ def make_dataset(
         )
     _check_element(dataset.element_spec)
     return dataset
+
+
+def _check_input_fn_parameters(
+    input_fn: Callable[..., Any], candidates: dict[str, Any]
+) -> None:
+    """Refuses an input_fn with required parameters the Estimator cannot pass."""
+    unfillable = _fn_args.required_parameters_outside(input_fn, candidates)
+    if unfillable:
+        raise TypeError(
+            f"input_fn {_short(input_fn)} requires parameters {unfillable}, but the "
+            f"Estimator only passes {sorted(candidates)} (those it accepts). Bind "
+            "the others first, e.g. input_fn=functools.partial(fn, "
+            f"{unfillable[0]}=...) or lambda: fn(...)."
+        )
+
+
+def _repeated_tensors(
+    result: Any, parts: tuple[tuple[str, Any], ...]
+) -> tf.data.Dataset:
+    """The input_fn's tensors (or arrays) repeated, or a TypeError naming the part."""
+    if all(value is None for value in tf.nest.flatten(result)):
+        # tf.data refuses an element without tensors with an InvalidArgumentError.
+        raise TypeError(
+            f"input_fn returned {_short(result)}, which holds no tensors. Return "
+            "features (and labels) as tensors or arrays, e.g. ({'x': x}, y)."
+        )
+    try:
+        return tf.data.Dataset.from_tensors(result).repeat()
+    except (TypeError, ValueError, tf.errors.InvalidArgumentError) as error:
+        field, value = _first_unconvertible(parts)
+        raise TypeError(
+            f"input_fn returned {field} that cannot be made into tensors: "
+            f"{_short(value)} (type {type(value).__name__}): {error} Return "
+            "tensors, numpy arrays of one dtype and a rectangular shape, or a "
+            "tf.data.Dataset."
+        ) from None
+
+
+def _first_unconvertible(parts: tuple[tuple[str, Any], ...]) -> tuple[str, Any]:
+    """The first field (or dict entry) tf.data cannot convert, for messages."""
+    for field, value in parts:
+        entries = (
+            [(f"{field}[{key!r}]", v) for key, v in value.items()]
+            if isinstance(value, dict)
+            else [(field, value)]
+        )
+        for name, entry in entries:
+            try:
+                tf.data.Dataset.from_tensors(entry)
+            except (TypeError, ValueError, tf.errors.InvalidArgumentError):
+                return name, entry
+    return parts[0]
 
 
 def split_element(element: Any) -> tuple[Any, Any]:
@@ -127,6 +185,16 @@ def _check_features(features: Any) -> None:
             f"features must be a tensor or a dict of tensors, got "
             f"{type(features).__name__} ({_short(features)})."
         )
+    if isinstance(features, dict):
+        for key, value in features.items():
+            # tf.data keeps a None as a NoneTensorSpec, which model_fn cannot
+            # use; TensorFlow (2.21) has no public name for that class.
+            if value is None or type(value).__name__ == "NoneTensorSpec":
+                raise TypeError(
+                    f"features[{key!r}] is None; input_fn must give a tensor or "
+                    f"array for every key. Remove the key {key!r} or give it a "
+                    "value."
+                )
 
 
 def _is_feature_structure(value: Any) -> bool:

@@ -82,24 +82,29 @@ def resolve(
     keys: Sequence[str],
     variables: dict[str, Any],
     variable_named: Callable[[str], Any] = lambda name: None,
+    read_before: dict[str, tf.Tensor] | None = None,
 ) -> dict[str, tf.Tensor]:
     """Looks the keys up in the graph being traced; returns key -> tensor.
 
     A name may also be a variable's (`"global_step"`), found with
-    `variable_named`. Operations are run (by control dependency) and yield a
-    placeholder value that `to_numpy` turns into None.
+    `variable_named`. A variable named in `read_before` yields that earlier
+    read instead of a read after the step. Operations are run (by control
+    dependency) and yield a placeholder value that `to_numpy` turns into None.
     """
     graph = tf.compat.v1.get_default_graph()
+    earlier = read_before or {}
     resolved = {}
     for key in keys:
-        named_variable = variable_named(key.split(":")[0])
+        name = key.split(":")[0]
+        named_variable = variable_named(name)
         if key.startswith(SUMMARY_PREFIX):
             # Summaries are written while model_fn is traced; nothing to return.
             resolved[key] = tf.constant(_OPERATION_DONE)
         elif key in variables:
-            resolved[key] = tf.identity(variables[key])
+            variable_name = key[len(_VARIABLE_PREFIX) :]
+            resolved[key] = tf.identity(earlier.get(variable_name, variables[key]))
         elif named_variable is not None and (":" not in key or key.endswith(":0")):
-            resolved[key] = tf.identity(named_variable)
+            resolved[key] = tf.identity(earlier.get(name, named_variable))
         elif key.startswith(_OPERATION_PREFIX):
             operation = _lookup_operation(graph, key[len(_OPERATION_PREFIX) :])
             resolved[key] = _after(operation)

@@ -392,7 +392,9 @@ class ModelFnModel(keras.Model):
         # A model_fn object may report what Keras' own fit would log.
         logs.update(getattr(self._call_info[0], "step_logs", None) or {})
         logs[GLOBAL_STEP_KEY] = step_after
-        return self._with_fetches(logs)
+        # A hook fetching the global step gets the value the step ran at, as
+        # in a TF1 session run where the read did not wait for the train_op.
+        return self._with_fetches(logs, {GLOBAL_STEP_KEY: step_before})
 
     def test_step(self, data: Any) -> dict[str, tf.Tensor]:
         features, labels = _inputs.split_element(data)
@@ -414,11 +416,14 @@ class ModelFnModel(keras.Model):
         loss_mean = [as_tf_variable(v) for v in self._eval_loss.variables]
         return [*self._store.local_variables(), *(v for v in loss_mean if v is not None)]
 
-    def _with_fetches(self, logs: dict[str, Any]) -> dict[str, Any]:
+    def _with_fetches(
+        self, logs: dict[str, Any], read_before: dict[str, tf.Tensor] | None = None
+    ) -> dict[str, Any]:
+        """Adds what hooks asked for; `read_before` gives variables' earlier reads."""
         plan = self.fetches.tracing
         if plan is not None:
             logs[FETCHES_KEY] = _fetches.resolve(
-                plan.keys, plan.variables, self._store.get
+                plan.keys, plan.variables, self._store.get, read_before
             )
         return logs
 

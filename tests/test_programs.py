@@ -248,17 +248,6 @@ CASES = [
         "hooks.py",
         check_hooks_global_step_fetched_before_the_step,
         id="hooks.py-global-step-before-increment",
-        marks=[
-            pytest.mark.slow,
-            pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "a SessionRunHook fetching the global step in before_run gets "
-                    "the value after the step's increment (first_steps [1, 2, 3], "
-                    "last 120); tf.estimator 2.15 gave [0, 1, 2] and 119"
-                ),
-            ),
-        ],
     ),
     pytest.param("early_stopping.py", check_early_stopping, marks=pytest.mark.slow),
     pytest.param("one_shot_iterator.py", check_one_shot_iterator),

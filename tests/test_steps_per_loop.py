@@ -84,12 +84,13 @@ def test_a_stop_at_step_hook_ends_the_loop_on_its_step():
 def test_fetching_hook_sees_each_loops_last_step():
     every_step = LossEveryRun()
     train(steps=9, steps_per_loop=None, hooks=[every_step])
-    assert [s for s, _ in every_step.seen] == list(range(1, 10))
+    # A fetched global step is the value the step ran at, as in tf.estimator.
+    assert [s for s, _ in every_step.seen] == list(range(0, 9))
     per_loop = LossEveryRun()
     train(steps=9, steps_per_loop=4, hooks=[per_loop])
-    assert [s for s, _ in per_loop.seen] == [4, 8, 9]
+    assert [s for s, _ in per_loop.seen] == [3, 7, 8]
     losses = dict(every_step.seen)
-    assert per_loop.seen == [(s, losses[s]) for s in (4, 8, 9)]
+    assert per_loop.seen == [(s, losses[s]) for s in (3, 7, 8)]
 
 
 def test_input_ending_inside_a_loop_skips_that_loops_fetch():
@@ -99,7 +100,7 @@ def test_input_ending_inside_a_loop_skips_that_loops_fetch():
     weights = train(steps=None, steps_per_loop=5, hooks=[hook], data=seven_batches)
     assert int(weights["global_step"]) == 7
     # The second loop ended at step 7, before the step that fetches.
-    assert [s for s, _ in hook.seen] == [5]
+    assert [s for s, _ in hook.seen] == [4]
 
 
 def test_evaluation_runs_in_loops_with_the_same_metrics(tmp_path):

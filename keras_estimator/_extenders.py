@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from keras_estimator._estimator import Estimator
-from keras_estimator._fn_args import fn_args
+from keras_estimator._fn_args import call_with_accepted, fn_args
 from keras_estimator._mode_keys import ModeKeys
 
 _METRIC_FN_ARGS = ("features", "labels", "predictions", "config")
@@ -71,7 +71,7 @@ def add_metrics(estimator: Estimator, metric_fn: Callable[..., Any]) -> Estimato
             "predictions": spec.predictions,
             "config": config,
         }
-        added = metric_fn(**{name: candidates[name] for name in accepted})
+        added = call_with_accepted(metric_fn, candidates)
         if not isinstance(added, dict):
             raise TypeError(
                 f"metric_fn must return a dict of metrics, got "

@@ -1,0 +1,115 @@
+"""SIGTERM during `Estimator.train`: stop at the next run boundary and save.
+
+Schedulers (Kubernetes, Slurm, preemptible VMs) send SIGTERM and wait a
+grace period before killing. tf.estimator let SIGTERM kill training and lost
+the steps since the last checkpoint. Under `on_sigterm` the handler only
+sets a flag; `StopOnSigterm`, the loop's last callback before the workers'
+stop agreement, then plans no further steps (`steps_until_needed` is 0) and
+stops the loop at the boundary of the run under way, so training ends
+within one run. Hooks' `end` runs as on any stop (the CheckpointSaverHook
+saves there); `Estimator.train` saves the final step itself when no hook
+did, logs a warning and returns normally.
+
+Covered:
+* Only in the main thread, where `signal.signal` works; `train()` in other
+  threads keeps whatever handler the process has.
+* A SIGTERM handler the program installed in Python is restored when
+  `train()` ends and then called with the signal, after the checkpoint is
+  written. A handler installed outside Python (`signal.getsignal` returns
+  None) and an ignored SIGTERM (`SIG_IGN`) are left alone: then no handler
+  is installed.
+* The chief, or a process without a cluster, saves. Under
+  MultiWorkerMirroredStrategy a signalled worker stops every worker at the
+  same boundary (the stop agreement) and the chief saves; non-chief workers
+  only stop. Parameter-server and ps tasks keep the default handler (they
+  serve the chief and never return from `train()`); on the chief the
+  scheduling loop stops like the local one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import keras
+
+logger = logging.getLogger("keras_estimator")
+
+_Handler = Callable[[int, types.FrameType | None], Any]
+
+
+class Preemption:
+    """Whether SIGTERM arrived while `on_sigterm` was active."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.installed = False
+        self._frame: types.FrameType | None = None
+
+    def handle(self, signum: int, frame: types.FrameType | None) -> None:
+        # A signal handler: set the flag only; the loop reads it at its next
+        # run boundary.
+        if not self.requested:
+            logger.warning(
+                "SIGTERM received: training stops after the run of steps under "
+                "way and saves a checkpoint."
+            )
+        self.requested = True
+        self._frame = frame
+
+
+class StopOnSigterm(keras.callbacks.Callback):
+    """Ends the loop at the next run boundary once SIGTERM arrived."""
+
+    def __init__(self, preemption: Preemption) -> None:
+        super().__init__()
+        self._preemption = preemption
+
+    def steps_until_needed(self, global_step: int) -> int | None:
+        return 0 if self._preemption.requested else None
+
+    # Under a fixed loop length too, the next run is planned empty.
+    steps_until_stop = steps_until_needed
+
+    def on_train_batch_end(
+        self, batch: int, logs: dict[str, Any] | None = None
+    ) -> None:
+        if self._preemption.requested:
+            self.model.stop_training = True
+
+
+@contextlib.contextmanager
+def on_sigterm() -> Iterator[Preemption]:
+    """Turns SIGTERM into a `Preemption` flag for the duration of the block.
+
+    On leaving, the previous handler is restored; if SIGTERM arrived and that
+    handler is a Python callable, it is called with the signal.
+    """
+    preemption = Preemption()
+    previous = _installable_previous()
+    if previous is None:
+        yield preemption
+        return
+    signal.signal(signal.SIGTERM, preemption.handle)
+    preemption.installed = True
+    try:
+        yield preemption
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if preemption.requested and callable(previous):
+            previous(signal.SIGTERM, preemption._frame)
+
+
+def _installable_previous() -> _Handler | int | None:
+    """The handler to restore, or None when no handler may be installed."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is None or previous == signal.SIG_IGN:
+        return None
+    return previous

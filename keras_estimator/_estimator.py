@@ -30,7 +30,9 @@ from keras_estimator import (
     _inputs,
     _loop,
     _loop_context,
+    _model_dir_lock,
     _multi_worker,
+    _preemption,
     _ps_training,
 )
 from keras_estimator._basic_hooks import (
@@ -193,8 +195,15 @@ class Estimator:
         ps task, or a worker of a cluster with ps tasks, train serves the
         chief instead and never returns.
 
+        The chief holds model_dir's lock file (`_model_dir_lock`) while it
+        trains. On SIGTERM in the main thread, training stops after the run
+        of steps under way, saves a checkpoint and returns (`_preemption`).
+
         Returns:
             self, for chaining.
+
+        Raises:
+            ValueError: another trainer holds model_dir's lock.
         """
         _check_steps(steps, max_steps)
         user_hooks = check_hooks(hooks)
@@ -208,6 +217,35 @@ class Estimator:
             _ps_training.serve(self._config)
         if _multi_worker.writes_to_model_dir(self._config):
             self._ensure_writable()
+        # Only the chief writes model_dir; a cluster's workers share it.
+        lock = (
+            _model_dir_lock.held(self._model_dir)
+            if self._config.is_chief
+            else contextlib.nullcontext()
+        )
+        with lock, _preemption.on_sigterm() as preemption:
+            self._train(
+                input_fn,
+                steps,
+                max_steps,
+                user_hooks,
+                user_callbacks,
+                listeners,
+                preemption,
+            )
+        return self
+
+    def _train(
+        self,
+        input_fn: Callable[..., Any],
+        steps: int | None,
+        max_steps: int | None,
+        user_hooks: list[Any],
+        user_callbacks: list[Any],
+        listeners: list[Any],
+        preemption: _preemption.Preemption,
+    ) -> None:
+        """`train` once the model_dir is this trainer's."""
         model = self._get_model()
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.TRAIN)
         if self.latest_checkpoint() is None:
@@ -218,7 +256,7 @@ class Estimator:
         _multi_worker.check_same_step(self._strategy, start, self._model_dir)
         if max_steps is not None and start >= max_steps:
             logger.info("Skipping training since max_steps has already saved.")
-            return self
+            return
         last_step = start + steps if steps is not None else max_steps
         state = _loop.StepState(start)
         spec_hooks = model.spec_hooks.get(ModeKeys.TRAIN, ())
@@ -232,6 +270,7 @@ class Estimator:
             _loop.StopAtStep(state, last_step),
             HookCallback(hooks),
             *user_callbacks,
+            _preemption.StopOnSigterm(preemption),
         ]
         with _loop_context.active(self._loop_context()):
             if _ps_training.is_parameter_server_strategy(self._strategy):
@@ -263,11 +302,36 @@ class Estimator:
                 "empty. Check input_fn.",
                 stacklevel=2,
             )
+        if preemption.requested:
+            self._save_on_preemption(state.value)
         # Other workers wait for the chief's last checkpoint before reading it.
         _multi_worker.barrier(self._strategy)
         self._synced_checkpoint = self.latest_checkpoint()
         logger.info("Loss for final step: %s.", state.last_loss)
-        return self
+
+    def _save_on_preemption(self, step: int) -> None:
+        """Saves `step` unless a hook's `end` already did; says where training stopped."""
+        if not self._config.is_chief:
+            logger.warning(
+                "Training stopped on SIGTERM at step %d; the chief saves the "
+                "checkpoint.",
+                step,
+            )
+            return
+        latest = self.latest_checkpoint()
+        if latest is None or _checkpoint.step_of(latest) != step:
+            policy = _checkpoint.RetentionPolicy(
+                self._config.keep_checkpoint_max,
+                float(self._config.keep_checkpoint_every_n_hours),
+            )
+            latest = _checkpoint.save(
+                self._store.saveable(), self._model_dir, step, policy
+            )
+        logger.warning(
+            "Training stopped on SIGTERM at step %d; the checkpoint %s was saved.",
+            step,
+            latest,
+        )
 
     def _default_hooks(self, model: ModelFnModel, listeners: list[Any]) -> list[Any]:
         """tf.estimator's default hooks: logging, steps/sec, summaries, checkpoints.

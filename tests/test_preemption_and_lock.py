@@ -1,0 +1,337 @@
+"""SIGTERM during train() (`_preemption`) and one trainer per model_dir (`_model_dir_lock`).
+
+Whole flows run in processes of their own (`_preemption_child.py`): a child
+that SIGTERMs itself, and a child that holds model_dir while this process
+tries to train there.
+"""
+
+import json
+import logging
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import keras_estimator as ke
+from keras_estimator import _checkpoint, _loop, _model_dir_lock, _preemption
+from tests import _models
+
+CHILD = Path(__file__).with_name("_preemption_child.py")
+ROOT = CHILD.parent.parent
+CONFIG = ke.RunConfig(
+    save_checkpoints_steps=10**6, save_summary_steps=None, log_step_count_steps=None
+)
+
+
+def _estimator(model_dir, config=CONFIG):
+    return ke.Estimator(
+        _models.mlp_model_fn,
+        model_dir=str(model_dir),
+        config=config,
+        params={"hidden": [4]},
+    )
+
+
+def _input_fn(repeat=True):
+    x, y = _models.make_data()
+    return _models.input_fn(x, y, repeat=repeat)
+
+
+def _checkpoint_step(model_dir):
+    latest = _checkpoint.latest(str(model_dir))
+    assert latest is not None
+    return _checkpoint.step_of(latest)
+
+
+def _lock_file(model_dir):
+    return Path(model_dir) / _model_dir_lock.LOCK_NAME
+
+
+def _spawn(*args):
+    return subprocess.Popen(
+        [sys.executable, str(CHILD), *map(str, args)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+class _SigtermAt(ke.SessionRunHook):
+    def __init__(self, step):
+        self._step = step
+
+    def after_run(self, run_context, run_values):
+        if run_context.global_step == self._step:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
+@pytest.fixture
+def restore_sigterm():
+    previous = signal.getsignal(signal.SIGTERM)
+    yield previous
+    signal.signal(signal.SIGTERM, previous)
+
+
+# ---- SIGTERM ---------------------------------------------------------------------
+
+
+def test_sigterm_stops_at_run_boundary_saves_runs_end_and_returns(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    child = _spawn("sigterm", one, two, 7)
+    stdout, stderr = child.communicate(timeout=180)
+    assert child.returncode == 0, stderr[-3000:]
+    lines = stdout.splitlines()
+    # One step per run (a plain hook): it stops at the signalled step.
+    assert lines[:2] == ["hook end 7", "returned 7"]
+    assert _checkpoint_step(one) == 7
+    assert re.search(
+        r"Training stopped on SIGTERM at step 7; the checkpoint \S*model\.ckpt-7 was saved",
+        stderr,
+    )
+    # Fused runs: the signal arrives inside a compiled run; training ends at
+    # that run's boundary, and the user's handler runs after the save.
+    assert lines[3] == "user handler 15", stdout
+    assert lines[5] == "restored True", stdout
+    stopped = int(re.fullmatch(r"returned (\d+)", lines[4]).group(1))
+    assert lines[2] == f"hook end {stopped}"
+    assert 0 < stopped < 10**9 and stopped % _loop.MAX_FUSED_STEPS == 0
+    assert _checkpoint_step(two) == stopped
+    assert not _lock_file(one).exists() and not _lock_file(two).exists()
+
+    resumed = _estimator(one)
+    resumed.train(_input_fn(), steps=3)
+    assert resumed.get_variable_value("global_step") == 10
+
+
+def test_sigterm_saves_without_checkpoint_hook_and_chains_to_previous_handler(
+    tmp_path, caplog, restore_sigterm
+):
+    calls = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: calls.append(signum))
+    user_handler = signal.getsignal(signal.SIGTERM)
+    config = CONFIG.replace(save_checkpoints_steps=None, save_checkpoints_secs=None)
+    estimator = _estimator(tmp_path, config)
+    with caplog.at_level(logging.WARNING, logger="keras_estimator"):
+        estimator.train(_input_fn(), hooks=[_SigtermAt(3)], max_steps=100)
+    assert calls == [signal.SIGTERM]
+    assert signal.getsignal(signal.SIGTERM) is user_handler
+    assert _checkpoint_step(tmp_path) == 3
+    assert re.search(
+        r"stopped on SIGTERM at step 3; the checkpoint .*-3 was saved", caplog.text
+    )
+
+
+class _RecordsHandler(ke.SessionRunHook):
+    def after_run(self, run_context, run_values):
+        self.handler = signal.getsignal(signal.SIGTERM)
+        run_context.request_stop()
+
+
+def test_handler_installed_only_during_train_in_main_thread(tmp_path, restore_sigterm):
+    previous = restore_sigterm
+    hook = _RecordsHandler()
+    _estimator(tmp_path / "main").train(_input_fn(), hooks=[hook], steps=5)
+    assert hook.handler is not previous
+    assert getattr(hook.handler, "__func__", None) is _preemption.Preemption.handle
+    assert signal.getsignal(signal.SIGTERM) is previous
+
+    in_thread = _RecordsHandler()
+    thread = threading.Thread(
+        target=lambda: _estimator(tmp_path / "thread").train(
+            _input_fn(), hooks=[in_thread], steps=5
+        )
+    )
+    thread.start()
+    thread.join(timeout=120)
+    assert in_thread.handler is previous
+
+
+def test_ignored_sigterm_is_left_alone(restore_sigterm):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    with _preemption.on_sigterm() as preemption:
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+    assert not preemption.installed
+
+
+def test_stop_callback_plans_no_steps_once_signalled():
+    preemption = _preemption.Preemption()
+    callback = _preemption.StopOnSigterm(preemption)
+    assert _loop.plan_steps([callback], 0) == _loop.MAX_FUSED_STEPS
+    preemption.handle(signal.SIGTERM, None)
+    assert _loop.plan_steps([callback], 0) == 0
+    assert _loop.plan_steps([callback], 0, loop_length=50) == 0
+
+
+# ---- the model_dir lock -------------------------------------------------------------
+
+
+def _read_lines(stream, lines):
+    for line in stream:
+        lines.put(line.rstrip("\n"))
+
+
+def _wait_for(lines, pattern, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+        except queue.Empty:
+            break
+        match = re.fullmatch(pattern, line)
+        if match:
+            return match
+    raise AssertionError(f"the child printed no line matching {pattern!r}")
+
+
+def test_second_process_is_refused_naming_the_holder(tmp_path):
+    release = tmp_path / "release"
+    model_dir = tmp_path / "model"
+    child = _spawn("hold", model_dir, release)
+    try:
+        lines = queue.Queue()
+        threading.Thread(
+            target=_read_lines, args=(child.stdout, lines), daemon=True
+        ).start()
+        pid = int(_wait_for(lines, r"holding (\d+)", timeout=120).group(1))
+        assert pid == child.pid
+        holder = json.loads(_lock_file(model_dir).read_text())
+        assert holder["pid"] == pid and holder["host"] == socket.gethostname()
+
+        started = time.monotonic()
+        with pytest.raises(
+            ValueError,
+            match=rf"model_dir .* is in use by another trainer \(host '[^']+', pid {pid}, "
+            r"since .*\).*delete the lock file",
+        ):
+            _estimator(model_dir).train(_input_fn(), steps=1)
+        assert time.monotonic() - started < 5
+
+        # Readers take no lock.
+        reader = _estimator(model_dir)
+        assert reader.evaluate(_input_fn(), steps=1)["global_step"] >= 0
+        assert (
+            len(
+                list(
+                    reader.predict(_input_fn(repeat=False), yield_single_examples=False)
+                )
+            )
+            >= 1
+        )
+    finally:
+        release.touch()
+        _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 0, stderr[-3000:]
+    assert not _lock_file(model_dir).exists()
+
+
+class _TrainsAnother(ke.SessionRunHook):
+    def __init__(self, other):
+        self._other = other
+        self.error = None
+        self.lock_seen = None
+
+    def after_run(self, run_context, run_values):
+        self.lock_seen = json.loads(_lock_file(self._other.model_dir).read_text())
+        try:
+            self._other.train(_input_fn(), steps=1)
+        except ValueError as error:
+            self.error = error
+        run_context.request_stop()
+
+
+def test_same_process_second_estimator_is_refused(tmp_path):
+    first, second = _estimator(tmp_path), _estimator(tmp_path)
+    hook = _TrainsAnother(second)
+    first.train(_input_fn(), hooks=[hook], steps=5)
+    assert hook.lock_seen["pid"] == os.getpid()
+    assert re.search(
+        rf"in use by another trainer \(.*pid {os.getpid()},", str(hook.error)
+    )
+    assert not _lock_file(tmp_path).exists()
+    second.train(_input_fn(), steps=1)  # free again
+
+
+def test_stale_lock_of_dead_process_is_taken_over(tmp_path, caplog):
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait(timeout=60)
+    dead_pid = finished.pid
+    stale = {"host": socket.gethostname(), "pid": dead_pid, "since": "then"}
+    _lock_file(tmp_path).write_text(json.dumps(stale))
+    with caplog.at_level(logging.WARNING, logger="keras_estimator"):
+        _estimator(tmp_path).train(_input_fn(), steps=2)
+    assert re.search(
+        rf"Took over the lock .* no longer running \(host .*, pid {dead_pid}, since then\)",
+        caplog.text,
+    )
+    assert not _lock_file(tmp_path).exists()
+    assert _checkpoint_step(tmp_path) == 2
+
+
+@pytest.mark.parametrize(
+    "holder, named",
+    [
+        (
+            {"host": "elsewhere", "pid": 1, "since": "t"},
+            r"host 'elsewhere', pid 1, since t",
+        ),
+        (None, r"a trainer whose lock file cannot be read"),
+    ],
+)
+def test_live_remote_or_unreadable_lock_is_respected(tmp_path, holder, named):
+    # Another host's process cannot be checked; an unreadable lock names no one.
+    text = "not json" if holder is None else json.dumps(holder)
+    _lock_file(tmp_path).write_text(text)
+    with pytest.raises(ValueError, match=rf"in use by another trainer \({named};"):
+        _estimator(tmp_path).train(_input_fn(), steps=1)
+    assert _lock_file(tmp_path).read_text() == text
+
+
+def test_evaluate_and_predict_work_while_locked(tmp_path):
+    _estimator(tmp_path).train(_input_fn(), steps=2)
+    live = {"host": socket.gethostname(), "pid": os.getpid(), "since": "now"}
+    _lock_file(tmp_path).write_text(json.dumps(live))
+    estimator = _estimator(tmp_path)
+    with pytest.raises(ValueError, match=rf"pid {os.getpid()}, since now"):
+        estimator.train(_input_fn(), steps=1)
+    assert estimator.evaluate(_input_fn(), steps=1)["global_step"] == 2
+    assert (
+        len(
+            list(
+                estimator.predict(_input_fn(repeat=False), yield_single_examples=False)
+            )
+        )
+        >= 1
+    )
+    assert _checkpoint.latest(str(tmp_path)).endswith("model.ckpt-2")
+
+
+class _Fails(ke.SessionRunHook):
+    def after_run(self, run_context, run_values):
+        raise RuntimeError("hook failed")
+
+
+def test_lock_released_when_train_raises(tmp_path):
+    with pytest.raises(RuntimeError, match="hook failed"):
+        _estimator(tmp_path).train(_input_fn(), hooks=[_Fails()], steps=5)
+    assert not _lock_file(tmp_path).exists()
+    _estimator(tmp_path).train(_input_fn(), steps=1)
+
+
+def test_lock_nests_refuses_and_skips_urls(tmp_path):
+    with _model_dir_lock.held(str(tmp_path)):
+        with pytest.raises(ValueError, match=rf"pid {os.getpid()}"):
+            with _model_dir_lock.held(str(tmp_path)):
+                pass
+        assert _lock_file(tmp_path).exists()
+    assert not _lock_file(tmp_path).exists()
+    with _model_dir_lock.held("gs://bucket/model"):
+        pass

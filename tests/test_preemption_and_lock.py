@@ -335,3 +335,21 @@ def test_lock_nests_refuses_and_skips_urls(tmp_path):
     assert not _lock_file(tmp_path).exists()
     with _model_dir_lock.held("gs://bucket/model"):
         pass
+
+
+def test_train_and_evaluate_holds_the_lock_while_evaluating(tmp_path):
+    seen = []
+
+    class SeesLock(ke.SessionRunHook):
+        def after_run(self, run_context, run_values):
+            seen.append(_lock_file(tmp_path).exists())
+
+    config = CONFIG.replace(save_checkpoints_steps=3)
+    metrics, _ = ke.train_and_evaluate(
+        _estimator(tmp_path, config),
+        ke.TrainSpec(_input_fn(), max_steps=6, hooks=[SeesLock()]),
+        ke.EvalSpec(_input_fn(), steps=2, throttle_secs=0),
+    )
+    assert metrics["global_step"] == 6
+    assert seen and all(seen)
+    assert not _lock_file(tmp_path).exists()

@@ -292,7 +292,7 @@ class Estimator:
                     loop_length=self._config.steps_per_loop,
                 )
         ran = state.value - state.start
-        if ran == 0:
+        if ran == 0 and not preemption.requested:
             logger.warning(
                 "Training with estimator made no steps. Perhaps input is empty or "
                 "misspecified."

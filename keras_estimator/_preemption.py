@@ -64,14 +64,25 @@ class Preemption:
 
 
 class StopOnSigterm(keras.callbacks.Callback):
-    """Ends the loop at the next run boundary once SIGTERM arrived."""
+    """Ends the loop at the next run boundary once SIGTERM arrived.
+
+    It acts only once the loop has begun: a loop that plans no step before
+    it begins returns at once, and under MultiWorkerMirroredStrategy the
+    other workers would then wait for it in the loop's first collective.
+    Begun, the empty plan is agreed by every worker, and hooks' `begin` and
+    `end` run as on any stop.
+    """
 
     def __init__(self, preemption: Preemption) -> None:
         super().__init__()
         self._preemption = preemption
+        self._begun = False
+
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self._begun = True
 
     def steps_until_needed(self, global_step: int) -> int | None:
-        return 0 if self._preemption.requested else None
+        return 0 if self._begun and self._preemption.requested else None
 
     # Under a fixed loop length too, the next run is planned empty.
     steps_until_stop = steps_until_needed

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -167,6 +168,9 @@ def test_stop_callback_plans_no_steps_once_signalled():
     callback = _preemption.StopOnSigterm(preemption)
     assert _loop.plan_steps([callback], 0) == _loop.MAX_FUSED_STEPS
     preemption.handle(signal.SIGTERM, None)
+    # Before the loop begins, so that every worker enters it.
+    assert _loop.plan_steps([callback], 0) == _loop.MAX_FUSED_STEPS
+    callback.on_train_begin()
     assert _loop.plan_steps([callback], 0) == 0
     assert _loop.plan_steps([callback], 0, loop_length=50) == 0
 
@@ -353,3 +357,32 @@ def test_train_and_evaluate_holds_the_lock_while_evaluating(tmp_path):
     assert metrics["global_step"] == 6
     assert seen and all(seen)
     assert not _lock_file(tmp_path).exists()
+
+
+def test_sigterm_before_the_loop_begins_runs_no_step_and_saves(
+    tmp_path, caplog, restore_sigterm
+):
+    calls = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: calls.append(signum))
+    _estimator(tmp_path).train(_input_fn(), steps=2)
+
+    class Ends(ke.SessionRunHook):
+        ended = False
+
+        def end(self, session):
+            self.ended = True
+
+    def signalled_input_fn():
+        os.kill(os.getpid(), signal.SIGTERM)
+        return _input_fn()()
+
+    hook = Ends()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*made no steps")
+        with caplog.at_level(logging.WARNING, logger="keras_estimator"):
+            _estimator(tmp_path).train(signalled_input_fn, hooks=[hook], steps=5)
+    assert hook.ended and calls == [signal.SIGTERM]
+    assert _checkpoint_step(tmp_path) == 2
+    assert re.search(
+        r"stopped on SIGTERM at step 2; the checkpoint .*-2 was saved", caplog.text
+    )

@@ -84,19 +84,11 @@ def call(
         op for op in graph.get_operations() if op.type in _WRITES and _touched(op, state)
     ]
     pruned = traced.prune(feeds=feeds, fetches=[flat_outputs, updates])
-    late_values = [_bind_late(closure, internal) for closure, internal in late_bound]
-    results = pruned(*flat_data, *tf.nest.flatten(late_values))[0]
+    # TensorFlow's closure binds itself when the calling function runs (or
+    # gives the value, when called eagerly), as a list of tensors.
+    late_values = [tensor for closure, _ in late_bound for tensor in closure()]
+    results = pruned(*flat_data, *late_values)[0]
     return tf.nest.pack_sequence_as(outputs, results, expand_composites=True)
-
-
-def _bind_late(closure: Callable[[], Any], placeholders: Any) -> list[Any]:
-    """The value of a late-bound input, bound again in the calling graph.
-
-    TensorFlow's closure binds itself at call time of the function being
-    traced (or returns the value when called eagerly), as a list of tensors.
-    """
-    del placeholders  # the closure knows its own spec
-    return list(closure())
 
 
 def _collective_tokens(graph: Any) -> set[int]:

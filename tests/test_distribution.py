@@ -157,7 +157,7 @@ def test_mirrored_step_fusion_with_hooks_matches_step_by_step():
     stepwise = _estimator(strategy, params)
     hook = GlobalSteps()
     stepwise.train(_input_fn(8), steps=25, hooks=[hook])
-    assert hook.steps == list(range(1, 26))
+    assert hook.steps == list(range(0, 25))  # the step each run ran at
     np.testing.assert_array_equal(
         fused.get_variable_value("dense/kernel"),
         stepwise.get_variable_value("dense/kernel"),
@@ -210,7 +210,7 @@ def test_mirrored_loops_of_fixed_length_fetch_from_each_loops_last_step():
     looped = ke.Estimator(mlp_model_fn, tempfile.mkdtemp(), config, params)
     hook = GlobalSteps()
     looped.train(_input_fn(8), steps=15, hooks=[hook])
-    assert hook.steps == [6, 12, 15]
+    assert hook.steps == [5, 11, 14]  # the steps the loops' last steps ran at
     plain = _estimator(MIRRORED, params)
     plain.train(_input_fn(8), steps=15)
     for name in plain.get_variable_names():

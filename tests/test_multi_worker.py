@@ -89,8 +89,9 @@ def test_two_workers_train_like_one_process_write_only_on_the_chief_and_resume(
 
     assert chief["contexts"] == [[2, 0, 2]]
     assert worker["contexts"] == [[2, 1, 2]]
-    assert worker["fetched_steps"] == list(range(1, 10))
-    assert chief["chief_hook_steps"] == list(range(1, 10))
+    # Fetched global steps are those each step ran at, as in tf.estimator.
+    assert worker["fetched_steps"] == list(range(0, 9))
+    assert chief["chief_hook_steps"] == list(range(0, 9))
     assert worker["chief_hook_steps"] == []
     assert chief["latest_checkpoint"] == worker["latest_checkpoint"] == "model.ckpt-9"
     _assert_variables_close(chief["variables"], reference)

@@ -100,7 +100,7 @@ def test_train_evaluate_predict_export_on_tpu(tmp_path):
     )
     hook = GlobalSteps()
     est.train(input_fn, steps=100, hooks=[hook])
-    assert hook.steps == [25, 50, 75, 100]
+    assert hook.steps == [24, 49, 74, 99]  # the steps the loops' last steps ran at
     results = est.evaluate(eval_input_fn)
     assert results["global_step"] == 100
     assert results["accuracy"] >= 0.9, results

@@ -42,6 +42,13 @@ Each worker reads its own copy of input_fn's dataset (input_fn gets an
 has it): shuffle or shard it in input_fn. Training stops when any worker's
 input ends.
 
+SIGTERM on the chief (`_preemption`) acts at the same boundary: the
+callback list holds `StopOnSigterm`, so `_drive` plans no further run once
+the run under way has joined, hooks' `end` runs (the CheckpointSaverHook
+saves the step reached) and `Estimator.train` returns. A run waiting for a
+lost worker to come back does not reach that boundary. Workers and ps tasks
+keep the default handler: they only serve.
+
 Evaluation and prediction are not scheduled: they run on the chief, reading
 the variables from the parameter servers. Checkpoints and summaries are
 written by the chief.

@@ -18,6 +18,8 @@ but `model_dir` and `result_path`):
 * `chief_hook`: the model_fn returns a `training_chief_hooks` hook that
   fetches every step (it must run on the chief only).
 * `die_at_step`: {"worker_0": N} kills that task with SIGKILL at step N.
+* `sigterm_at_step`: {"chief_0": N} sends that task SIGTERM, from its own
+  process, once training reaches step N (a preemption notice).
 * `evaluate`, `predict`, `export`: what to do after training.
 
 The result holds the task's name, the global step, the variables of the
@@ -121,6 +123,23 @@ class DieAtStep(ke.SessionRunHook):
             os.kill(os.getpid(), signal.SIGKILL)
 
 
+class SigtermAtStep(ke.SessionRunHook):
+    """Sends this process SIGTERM once, when the global step reaches `step`."""
+
+    def __init__(self, step):
+        self._step = step
+        self._sent = False
+
+    def steps_until_needed(self, global_step):
+        return None if self._sent else max(self._step - global_step, 1)
+
+    def after_run(self, run_context, run_values):
+        if not self._sent and run_context.global_step >= self._step:
+            self._sent = True
+            RESULT["sigterm_at"] = run_context.global_step
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
 class FetchEveryStep(ke.SessionRunHook):
     def __init__(self):
         self.steps = []
@@ -171,6 +190,9 @@ def hooks():
     die_at = SPEC.get("die_at_step", {}).get(TASK)
     if die_at:
         found.append(DieAtStep(die_at))
+    sigterm_at = SPEC.get("sigterm_at_step", {}).get(TASK)
+    if sigterm_at:
+        found.append(SigtermAtStep(sigterm_at))
     return found
 
 

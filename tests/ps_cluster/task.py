@@ -110,6 +110,22 @@ class KillAtStep(ke.SessionRunHook):
             self.killed_at = run_context.global_step
 
 
+class SigtermAtStep(ke.SessionRunHook):
+    """Sends this process (the chief) SIGTERM once training passes a step."""
+
+    def __init__(self, step):
+        self._step = step
+        self.sent_at = None
+
+    def steps_until_needed(self, global_step):
+        return None if self.sent_at is not None else max(self._step - global_step, 1)
+
+    def after_run(self, run_context, run_values):
+        if self.sent_at is None and run_context.global_step >= self._step:
+            self.sent_at = run_context.global_step
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _exit_when_orphaned(max_lifetime_secs):
     """Ends this task if the test that started it is gone, or after a while.
 
@@ -136,6 +152,7 @@ def main():
     parser.add_argument("--result")
     parser.add_argument("--kill_pid", type=int)
     parser.add_argument("--kill_at_step", type=int, default=50)
+    parser.add_argument("--sigterm_at_step", type=int)
     parser.add_argument("--max_lifetime_secs", type=float, default=300)
     args = parser.parse_args()
     _exit_when_orphaned(args.max_lifetime_secs)
@@ -160,6 +177,9 @@ def main():
     hooks = []
     if args.kill_pid:
         hooks.append(KillAtStep(args.kill_pid, args.kill_at_step))
+    sigterm = SigtermAtStep(args.sigterm_at_step) if args.sigterm_at_step else None
+    if sigterm is not None:
+        hooks.append(sigterm)
     counter = CountSteps()
     try:
         # On ps and worker tasks this serves the chief and does not return.
@@ -183,7 +203,8 @@ def main():
         None if c is None else [c.num_input_pipelines, c.input_pipeline_id]
         for c in INPUT_CONTEXTS
     ]
-    result["killed_at"] = hooks[0].killed_at if hooks else None
+    result["killed_at"] = hooks[0].killed_at if args.kill_pid else None
+    result["sigterm_at"] = sigterm.sent_at if sigterm is not None else None
     with open(args.result, "w") as handle:
         json.dump(result, handle, default=float)
     # The coordinator's threads may wait on a lost task; the result is written.

@@ -390,7 +390,9 @@ def auto_shard_dataset(
 # (`_lr_t`, `_beta1_t`, `_beta2_t`, `_epsilon_t`, made by `_prepare` once per
 # `apply_gradients` call), its beta-power accumulators and its "m" and "v"
 # slots (`_slots`, filled for every variable before any update).
-_wrapped_adam_update: list[Any] = []
+_adam_lock = threading.Lock()
+_adam_users = [0]
+_adam_kernel_method: list[Any] = []
 
 
 class AdamDenseUpdate:
@@ -437,24 +439,35 @@ class AdamDenseUpdate:
         return self._kernel_method(self._optimizer, self.grad, self.var)
 
 
-def wrap_v1_adam_dense_update(update: Any) -> None:
-    """Routes `AdamOptimizer._resource_apply_dense` through `update`, once.
+@contextlib.contextmanager
+def v1_adam_dense_update(update: Any) -> Iterator[None]:
+    """Routes `AdamOptimizer._resource_apply_dense` through `update` meanwhile.
 
-    `update(AdamDenseUpdate)` returns the update op. Subclasses that define
-    the method themselves keep theirs.
+    `update(AdamDenseUpdate)` returns the update op. The method is replaced
+    while any thread is inside this context and TensorFlow's own is put back
+    when none is, so Adam outside the Estimator's traces is untouched.
+    Subclasses that define the method themselves keep theirs.
     """
-    if _wrapped_adam_update:
-        return
     from tensorflow.python.training import adam
 
-    kernel_method = adam.AdamOptimizer.__dict__["_resource_apply_dense"]
+    with _adam_lock:
+        if not _adam_users[0]:
+            kernel_method = adam.AdamOptimizer.__dict__["_resource_apply_dense"]
 
-    def _resource_apply_dense(optimizer: Any, grad: Any, var: Any) -> Any:
-        return update(AdamDenseUpdate(optimizer, grad, var, kernel_method))
+            def _resource_apply_dense(optimizer: Any, grad: Any, var: Any) -> Any:
+                return update(AdamDenseUpdate(optimizer, grad, var, kernel_method))
 
-    _resource_apply_dense.__doc__ = kernel_method.__doc__
-    adam.AdamOptimizer._resource_apply_dense = _resource_apply_dense
-    _wrapped_adam_update.append(kernel_method)
+            _resource_apply_dense.__doc__ = kernel_method.__doc__
+            adam.AdamOptimizer._resource_apply_dense = _resource_apply_dense
+            _adam_kernel_method[:] = [kernel_method]
+        _adam_users[0] += 1
+    try:
+        yield
+    finally:
+        with _adam_lock:
+            _adam_users[0] -= 1
+            if not _adam_users[0]:
+                adam.AdamOptimizer._resource_apply_dense = _adam_kernel_method.pop()
 
 
 # ---- tf.compat.v1 dataset iterators --------------------------------------------

@@ -22,13 +22,16 @@ runtime sizes by their real cost and runs inline:
 in the kernel's order of operations, so the results are the kernel's bit
 for bit (tests/test_v1_adam.py compares them). Larger models, other devices
 and dtypes, `use_locking=True` and sparse updates keep TensorFlow's kernels,
-as does everything outside the Estimator's traces.
+as does everything outside the Estimator's traces: TensorFlow's method is
+replaced only while a trace runs and put back after, and never when
+`KERAS_ESTIMATOR_INLINE_V1_ADAM=0` is set.
 `benchmarks/bench_v1_adam.py` compares both ways by model width.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -42,15 +45,29 @@ from keras_estimator import _private_api
 # 1.22x at 4.7K elements, 1.16x at 17.5K, 1.02x at 68K); in a 4-512-512-3
 # MLP (267K) inlining its small variables made the step 0.94x as fast.
 MAX_UPDATED_ELEMENTS = 1 << 17
+# Set to 0 to keep TensorFlow's kernel for every v1 Adam update.
+OPT_OUT_VARIABLE = "KERAS_ESTIMATOR_INLINE_V1_ADAM"
 
 _INLINE_DTYPES = (tf.float32, tf.float64)
 _state = threading.local()
 
 
+def enabled() -> bool:
+    """False when the environment opts out (`KERAS_ESTIMATOR_INLINE_V1_ADAM=0`)."""
+    return os.environ.get(OPT_OUT_VARIABLE, "1").strip().lower() not in ("0", "false", "no")
+
+
 @contextlib.contextmanager
 def inline_small_updates() -> Iterator[None]:
-    """Runs v1 Adam updates of small models traced in this thread inline."""
-    _private_api.wrap_v1_adam_dense_update(_dense_update)
+    """Runs v1 Adam updates of small models traced in this thread inline.
+
+    TensorFlow's `AdamOptimizer` is routed through this module only while
+    some thread is inside this context, and not at all when the environment
+    opts out.
+    """
+    if not enabled():
+        yield
+        return
     outermost = not getattr(_state, "depth", 0)
     if outermost:
         _state.depth = 0
@@ -58,7 +75,8 @@ def inline_small_updates() -> Iterator[None]:
         _state.small_models = {}
     _state.depth += 1
     try:
-        yield
+        with _private_api.v1_adam_dense_update(_dense_update):
+            yield
     finally:
         _state.depth -= 1
         if outermost:

@@ -167,7 +167,7 @@ def test_use_locking_keeps_the_kernel(tmp_path):
 
 
 def test_adam_outside_the_estimator_is_untouched(tmp_path):
-    _train(tmp_path, "first", {"optimizer": "adam"}, steps=1)  # wraps AdamOptimizer
+    _train(tmp_path, "first", {"optimizer": "adam"}, steps=1)
     var = tf.Variable([1.0, 2.0])
     optimizer = tf.compat.v1.train.AdamOptimizer(0.1)
 
@@ -177,6 +177,31 @@ def test_adam_outside_the_estimator_is_untouched(tmp_path):
 
     graph = step.get_concrete_function().graph
     assert "ResourceApplyAdam" in {op.type for op in graph.get_operations()}
+
+
+def test_tensorflows_method_is_back_after_each_trace(tmp_path):
+    from tensorflow.python.training import adam
+
+    original = adam.AdamOptimizer.__dict__["_resource_apply_dense"]
+    _train(tmp_path, "traced", {"optimizer": "adam"}, steps=2)
+    assert adam.AdamOptimizer.__dict__["_resource_apply_dense"] is original
+    with _v1_adam.inline_small_updates():
+        assert adam.AdamOptimizer.__dict__["_resource_apply_dense"] is not original
+        with _v1_adam.inline_small_updates():  # nested scopes keep it replaced
+            pass
+        assert adam.AdamOptimizer.__dict__["_resource_apply_dense"] is not original
+    assert adam.AdamOptimizer.__dict__["_resource_apply_dense"] is original
+
+
+def test_environment_opts_out(tmp_path, monkeypatch):
+    from tensorflow.python.training import adam
+
+    original = adam.AdamOptimizer.__dict__["_resource_apply_dense"]
+    monkeypatch.setenv(_v1_adam.OPT_OUT_VARIABLE, "0")
+    with _v1_adam.inline_small_updates():
+        assert adam.AdamOptimizer.__dict__["_resource_apply_dense"] is original
+    estimator = _train(tmp_path, "opted_out", {"hidden": [16, 8], "optimizer": "adam"})
+    assert _adam_ops(estimator)["ResourceApplyAdam"] == 6
 
 
 class _Update:

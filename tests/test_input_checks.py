@@ -30,12 +30,13 @@ def test_predict_refuses_features_of_another_dtype(trained):
         list(trained.predict(_features(x=(X * 10).astype("int32"))))
 
 
-def test_evaluate_refuses_missing_features(trained):
-    def renamed():
-        return tf.data.Dataset.from_tensor_slices(({"pixels": X}, Y)).batch(8)
+def test_a_feature_model_fn_does_not_read_may_be_left_out(trained, tmp_path):
+    def model_fn(features, labels, mode, params):
+        return mlp_model_fn({"x": features["x"]}, labels, mode, params)
 
-    with pytest.raises(ValueError, match=r"features \['pixels'\], without \['x'\]"):
-        trained.evaluate(renamed)
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path), params={"optimizer": "sgd"})
+    est.train(lambda: tf.data.Dataset.from_tensor_slices(({"x": X, "id": Y}, Y)).batch(8), steps=2)
+    assert len(list(est.predict(_features(x=X)))) == len(X)
 
 
 def test_same_dtypes_and_extra_features_are_accepted(trained):

@@ -160,6 +160,10 @@ class ModelFnModel(keras.Model):
         """The global step of the last run's first NaN loss, if it had one."""
         return self._run.nan_loss_step
 
+    @nan_loss_step.setter
+    def nan_loss_step(self, value: int | None) -> None:
+        self._run.nan_loss_step = value
+
     @property
     def last_run_steps(self) -> int:
         """Steps the last call of the train or test function ran (0: input ended)."""

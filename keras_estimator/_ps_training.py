@@ -80,7 +80,12 @@ import keras
 import tensorflow as tf
 
 from keras_estimator import _fetches, _loop
-from keras_estimator._model_fn_model import FETCHES_KEY, GLOBAL_STEP_KEY, LOSS_KEY
+from keras_estimator._model_fn_model import (
+    FETCHES_KEY,
+    GLOBAL_STEP_KEY,
+    LOSS_KEY,
+    NAN_STEP_KEY,
+)
 from keras_estimator._tf_config import TaskType
 from keras_estimator._variable_store import VariableStore
 
@@ -239,22 +244,30 @@ class _Steps:
             lambda s: tf.zeros(s.shape, s.dtype), self._current_spec
         )
 
-        def keep_going(count: tf.Tensor, logs: Any, element: Any) -> tf.Tensor:
+        def keep_going(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> tf.Tensor:
             return tf.logical_and(count < num_steps, element.has_value())
 
-        def step(count: tf.Tensor, logs: Any, element: Any) -> Any:
+        def step(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> Any:
             logs = self.one_step(element.get_value())
+            # The global step of this worker's first NaN loss (see `_fused_runner`).
+            first = tf.logical_and(nan_step < 0, tf.math.is_nan(logs[LOSS_KEY]))
+            nan_step = tf.where(first, tf.cast(logs[GLOBAL_STEP_KEY], tf.int64), nan_step)
             element = tf.cond(
                 count + 1 < num_steps, iterator.get_next_as_optional, lambda: element
             )
-            return count + 1, logs, element
+            return count + 1, logs, element, nan_step
 
-        count, logs, _ = tf.while_loop(
+        count, logs, _, nan_step = tf.while_loop(
             keep_going,
             step,
-            (tf.constant(0), initial_logs, iterator.get_next_as_optional()),
+            (
+                tf.constant(0),
+                initial_logs,
+                iterator.get_next_as_optional(),
+                tf.constant(-1, tf.int64),
+            ),
         )
-        return count, logs
+        return count, dict(logs, **{NAN_STEP_KEY: nan_step})
 
     def prepare(self, element_spec: Any) -> None:
         """Sets the logs structure `chunk` is traced with."""
@@ -334,6 +347,7 @@ def _drive(
         callback_list.on_train_batch_begin(batch)
         planned, steps_run, run_logs = runner.run(planned, model.fetches)
         model.last_run_steps = steps_run
+        model.nan_loss_step = run_logs.pop(NAN_STEP_KEY, None)
         if steps_run:
             logs = run_logs
             state.value = int(logs[GLOBAL_STEP_KEY])
@@ -390,12 +404,17 @@ class _Runner:
         ]
         self._coordinator.join()
         results = [value.fetch() for value in remote]
-        ran = [(int(count), logs) for count, logs in results if int(count) > 0]
+        ran = [(int(count), dict(logs)) for count, logs in results if int(count) > 0]
+        nan_steps = [int(logs.pop(NAN_STEP_KEY)) for _, logs in ran]
         if not ran:
             return 0, {}
         _, logs = max(ran, key=lambda item: int(item[1][GLOBAL_STEP_KEY]))
         steps_run = sum(count for count, _ in ran)
-        return steps_run, self._finish(logs, steps_run)
+        logs = self._finish(logs, steps_run)
+        nan_steps = [step for step in nan_steps if step >= 0]
+        if nan_steps:
+            logs[NAN_STEP_KEY] = min(nan_steps)
+        return steps_run, logs
 
     def fetching_step(
         self, request: _fetches.FetchPlan, fetches: Any

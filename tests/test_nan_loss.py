@@ -6,6 +6,7 @@ before any hook (the checkpoint saver among them) sees the run.
 """
 
 import logging
+import re
 
 import numpy as np
 import pytest
@@ -59,3 +60,19 @@ def test_a_finite_loss_never_reports_nan(tmp_path):
     est.train(input_fn(X, Y), steps=30)
     assert est.get_variable_value("global_step") == 30
     assert tf.math.is_finite(est.get_variable_value("dense/kernel")).numpy().all()
+
+
+def test_nan_inside_a_parameter_server_chunk_is_reported_at_its_step(tmp_path):
+    # Workers run chunks of many steps; the NaN at step 40 sits inside the
+    # first run (the logging hook plans runs of 50 steps).
+    from tests.test_parameter_server import _checkpoint_steps, _run_cluster
+
+    result, cluster, model_dir = _run_cluster(
+        tmp_path, "--model", "nan_at_40", "--steps", "200"
+    )
+    assert result["error"]["type"] == "NanLossDuringTrainingError"
+    # Workers update the global step concurrently, so the step a worker
+    # reports for it is 40 or a little more, never the run's last (50).
+    found = re.search(r"loss = NaN at step (\d+)\.", cluster.log("chief"))
+    assert found and 40 <= int(found.group(1)) <= 43, cluster.log("chief")[-3000:]
+    assert _checkpoint_steps(model_dir) == [0]

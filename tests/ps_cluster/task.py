@@ -51,7 +51,17 @@ def keras_optimizer_model_fn(features, labels, mode, params):
     return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
-MODEL_FNS = {"v1": mlp_model_fn, "keras": keras_optimizer_model_fn}
+def nan_at_40_model_fn(features, labels, mode, params):
+    """The MLP, with a NaN loss in the step that starts at global step 40."""
+    spec = mlp_model_fn(features, labels, mode, params)
+    if mode != ke.ModeKeys.TRAIN:
+        return spec
+    step = tf.compat.v1.train.get_global_step()
+    nan = tf.where(tf.equal(step, 40), tf.constant(float("nan")), tf.constant(0.0))
+    return spec._replace(loss=spec.loss + nan)
+
+
+MODEL_FNS = {"v1": mlp_model_fn, "keras": keras_optimizer_model_fn, "nan_at_40": nan_at_40_model_fn}
 
 
 INPUT_CONTEXTS = []
@@ -192,6 +202,8 @@ def main():
             )
     except tf.errors.OpError as error:
         result["error"] = {"type": type(error).__name__, "message": error.message}
+    except ke.NanLossDuringTrainingError as error:
+        result["error"] = {"type": type(error).__name__, "message": str(error)}
     else:
         result["after"] = estimator.evaluate(eval_input_fn)
         result["predicted_logits"] = [

@@ -158,6 +158,23 @@ def check_features_match(trained: Any, received: Any, mode: str) -> None:
         )
 
 
+def raise_if_feature_missing(error: KeyError, trained: Any, received: Any, mode: str) -> None:
+    """Explains a model_fn's KeyError for a feature training had and `mode` lacks.
+
+    Raises:
+        ValueError: the missing key was a feature in training.
+    """
+    key = error.args[0] if error.args else None
+    expected = _feature_dtypes(split_element(trained)[0])
+    given = _feature_dtypes(split_element(received)[0])
+    if isinstance(key, str) and key in expected and key not in given:
+        raise ValueError(
+            f"model_fn reads feature {key!r}, which input_fn for {mode} does not "
+            f"give: it gives {sorted(given)}; training had {sorted(expected)}. "
+            f"Give {mode} the features model_fn reads."
+        ) from error
+
+
 def _feature_dtypes(features: Any) -> dict[str, tf.DType]:
     if isinstance(features, dict):
         return {

@@ -235,8 +235,9 @@ class ModelFnModel(keras.Model):
         """
         if self._built_modes.get(mode) == element_spec:
             return
-        if mode != ModeKeys.TRAIN and ModeKeys.TRAIN in self._built_modes:
-            _inputs.check_features_match(self._built_modes[ModeKeys.TRAIN], element_spec, mode)
+        trained = self._built_modes.get(ModeKeys.TRAIN) if mode != ModeKeys.TRAIN else None
+        if trained is not None:
+            _inputs.check_features_match(trained, element_spec, mode)
         step = {
             ModeKeys.TRAIN: self.train_step,
             ModeKeys.EVAL: self.test_step,
@@ -249,6 +250,10 @@ class ModelFnModel(keras.Model):
             # wrap_function traces exactly once (tf.function may trace twice
             # when variables are created) and runs nothing.
             traced = tf.compat.v1.wrap_function(step, signature=[element_spec])
+        except KeyError as error:
+            if trained is not None:
+                _inputs.raise_if_feature_missing(error, trained, element_spec, mode)
+            raise
         finally:
             self._building = False
         self._store.materialize()

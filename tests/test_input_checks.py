@@ -39,6 +39,16 @@ def test_a_feature_model_fn_does_not_read_may_be_left_out(trained, tmp_path):
     assert len(list(est.predict(_features(x=X)))) == len(X)
 
 
+def test_a_feature_model_fn_reads_but_input_lacks_is_named(trained):
+    def renamed():
+        return tf.data.Dataset.from_tensor_slices(({"pixels": X}, Y)).batch(8)
+
+    with pytest.raises(
+        ValueError, match=r"reads feature 'x'.*gives \['pixels'\]; training had \['x'\]"
+    ):
+        trained.evaluate(renamed)
+
+
 def test_same_dtypes_and_extra_features_are_accepted(trained):
     predictions = list(trained.predict(_features(x=X, unused=Y)))
     assert len(predictions) == len(X)

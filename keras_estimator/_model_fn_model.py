@@ -409,8 +409,9 @@ class ModelFnModel(keras.Model):
         features, labels = _inputs.split_element(data)
         spec = self.call_model_fn(features, labels, ModeKeys.EVAL)
         loss = _scalar(spec.loss)
-        # The step runs with TF1 semantics (see `_evaluation_step`): the
-        # running mean is read after its update only by explicit dependency.
+        # Evaluation steps run with TF1 semantics (`_fetched_only`, applied in
+        # `_make_fused_function`): the running mean is read after its update
+        # only by explicit dependency.
         with _fetched_only.ops_created() as update:
             self._eval_loss.update_state(loss)
         logs: dict[str, tf.Tensor] = {}
@@ -800,8 +801,7 @@ def _fused_runner(
         def step(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> Any:
             logs = one_step(element.get_value())
             if watch_nan:
-                first = tf.logical_and(nan_step < 0, tf.math.is_nan(logs[LOSS_KEY]))
-                nan_step = tf.where(first, tf.cast(logs[GLOBAL_STEP_KEY], tf.int64), nan_step)
+                nan_step = first_nan_step(nan_step, logs)
             element = tf.cond(
                 count + 1 < num_steps,
                 iterator.get_next_as_optional,
@@ -824,6 +824,12 @@ def _fused_runner(
         return count, logs
 
     return tf.function(run, reduce_retracing=True, autograph=False)
+
+
+def first_nan_step(nan_step: tf.Tensor, logs: dict[str, tf.Tensor]) -> tf.Tensor:
+    """`nan_step`, or this step's global step if its loss is the run's first NaN."""
+    first = tf.logical_and(nan_step < 0, tf.math.is_nan(logs[LOSS_KEY]))
+    return tf.where(first, tf.cast(logs[GLOBAL_STEP_KEY], tf.int64), nan_step)
 
 
 _SCAFFOLD_FIELDS = (

@@ -85,6 +85,7 @@ from keras_estimator._model_fn_model import (
     GLOBAL_STEP_KEY,
     LOSS_KEY,
     NAN_STEP_KEY,
+    first_nan_step,
 )
 from keras_estimator._tf_config import TaskType
 from keras_estimator._variable_store import VariableStore
@@ -249,9 +250,7 @@ class _Steps:
 
         def step(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> Any:
             logs = self.one_step(element.get_value())
-            # The global step of this worker's first NaN loss (see `_fused_runner`).
-            first = tf.logical_and(nan_step < 0, tf.math.is_nan(logs[LOSS_KEY]))
-            nan_step = tf.where(first, tf.cast(logs[GLOBAL_STEP_KEY], tf.int64), nan_step)
+            nan_step = first_nan_step(nan_step, logs)  # this worker's first NaN
             element = tf.cond(
                 count + 1 < num_steps, iterator.get_next_as_optional, lambda: element
             )

@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from keras_estimator import _object_checkpoint
+
 logger = logging.getLogger("keras_estimator")
 
 CHECKPOINT_BASENAME = "model.ckpt"
@@ -47,6 +49,12 @@ _SHARD = r"\.data-(\d{5})-of-(\d{5})"
 _STALE = re.compile(
     r"model\.ckpt-\d+(_temp(\.index|\.data-\d{5}-of-\d{5})(\.tempstate\d+)?"
     r"|(\.index|\.data-\d{5}-of-\d{5})\.tempstate\d+)"
+)
+# The directory an object-based Checkpoint's own sharded write uses under
+# the temporary prefix, and the files it writes there.
+_STALE_DIRECTORY = re.compile(r"model\.ckpt-\d+_temp_temp")
+_STALE_PART = re.compile(
+    r"part-\d{5}-of-\d{5}(\.index|\.data-\d{5}-of-\d{5})(\.tempstate\d+)?"
 )
 _GLOB = re.compile(r"[*?\[\]\\]")
 _STATE_TEMP = re.compile(r"checkpoint\.tmp-[0-9a-f]{32}")
@@ -116,15 +124,17 @@ def save(
     _remove_leftovers(model_dir)
     name = f"{CHECKPOINT_BASENAME}-{global_step}"
     prefix = os.path.join(model_dir, name)
-    names = sorted(variables)
-    tensors = [variables[n].read_value() for n in names]
     temp_prefix = prefix + "_temp"
-    tf.raw_ops.SaveV2(
-        prefix=temp_prefix,
-        tensor_names=names,
-        shape_and_slices=[""] * len(names),
-        tensors=tensors,
-    )
+    if isinstance(variables, _object_checkpoint.CheckpointVariables):
+        _object_checkpoint.write(variables, temp_prefix)
+    else:
+        names = sorted(variables)
+        tf.raw_ops.SaveV2(
+            prefix=temp_prefix,
+            tensor_names=names,
+            shape_and_slices=[""] * len(names),
+            tensors=[variables[n].read_value() for n in names],
+        )
     _reached("temp_written")
     tf.raw_ops.MergeV2Checkpoints(
         checkpoint_prefixes=[temp_prefix],
@@ -213,9 +223,18 @@ def _remove_leftovers(model_dir: str) -> None:
     """Removes what interrupted saves left: temp files and index-less data."""
     files = _listdir(model_dir)
     for file in sorted(files):
+        path = os.path.join(model_dir, file)
         if _is_leftover(file, files):
             logger.info("Removing %s, left by an interrupted save.", file)
-            tf.io.gfile.remove(os.path.join(model_dir, file))
+            tf.io.gfile.remove(path)
+        elif _STALE_DIRECTORY.fullmatch(file) and tf.io.gfile.isdir(path):
+            logger.info("Removing %s, left by an interrupted save.", file)
+            parts = _listdir(path)
+            for part in sorted(parts):
+                if _STALE_PART.fullmatch(part):
+                    tf.io.gfile.remove(os.path.join(path, part))
+            if not _listdir(path):
+                tf.io.gfile.rmtree(path)
 
 
 def _is_leftover(file: str, files: set[str]) -> bool:
@@ -519,11 +538,19 @@ def _reading(checkpoint_path: str) -> Iterator[Any]:
 
 
 def step_of(checkpoint_path: str) -> int:
-    """The global step stored in a checkpoint (0 when it holds none)."""
+    """The global step stored in a checkpoint (0 when it holds none).
+
+    An object-based checkpoint whose Checkpoint did not track the global step
+    has it in its name (`model.ckpt-<step>`).
+    """
     with _reading(checkpoint_path) as reader:
-        if not reader.has_tensor("global_step"):
-            return 0
-        return int(reader.get_tensor("global_step"))
+        keys = reader.get_variable_to_shape_map()
+        names = _object_checkpoint.stored_names(reader, keys)
+        if "global_step" in names:
+            return int(reader.get_tensor(names["global_step"]))
+    if _object_checkpoint.is_object_based(keys):
+        return _step_in_name(os.path.basename(checkpoint_path)) or 0
+    return 0
 
 
 def restore(
@@ -532,7 +559,10 @@ def restore(
     """Assigns each variable the value stored under its name.
 
     Every value is read (and checksummed) before any variable changes, so a
-    damaged checkpoint leaves the variables as they were.
+    damaged checkpoint leaves the variables as they were. An object-based
+    checkpoint is read through the names its object graph records; variables
+    it does not hold keep their values, with a warning (its Checkpoint did
+    not track them), and the global step is then taken from its name.
 
     Args:
         variables: name -> variable.
@@ -551,8 +581,10 @@ def restore(
     with _reading(checkpoint_path) as reader:
         shapes = reader.get_variable_to_shape_map()
         dtypes = reader.get_variable_to_dtype_map()
-        missing = [n for n in variables if n not in shapes]
-        if missing and strict:
+        keys = _object_checkpoint.stored_names(reader, shapes)
+        object_based = _object_checkpoint.is_object_based(shapes)
+        missing = [n for n in variables if n not in keys]
+        if missing and strict and not object_based:
             raise ValueError(
                 f"Checkpoint {checkpoint_path} has no value for variables {missing} "
                 f"that model_fn creates. It holds {sorted(shapes)}. The model_fn "
@@ -561,9 +593,22 @@ def restore(
             )
         values = {}
         for name, variable in variables.items():
-            if name in shapes:
-                _check_matches(name, variable, shapes[name], dtypes[name], checkpoint_path)
-                values[name] = reader.get_tensor(name)
+            if name in keys:
+                key = keys[name]
+                _check_matches(name, variable, shapes[key], dtypes[key], checkpoint_path)
+                values[name] = reader.get_tensor(key)
+    step = _step_in_name(os.path.basename(checkpoint_path))
+    if object_based and "global_step" in missing and step is not None:
+        values["global_step"] = np.asarray(step, np.int64)
+        missing.remove("global_step")
+    if object_based and missing and strict:
+        logger.warning(
+            "Object-based checkpoint %s holds no value for %s: they keep their "
+            "values. Track the objects that own them in the Scaffold's "
+            "tf.train.Checkpoint to save and restore them.",
+            checkpoint_path,
+            missing,
+        )
     for name, value in values.items():
         variables[name].assign(value)
     return list(values)
@@ -631,9 +676,13 @@ def variable_names(checkpoint_path: str) -> list[str]:
 
 def variable_value(checkpoint_path: str, name: str) -> np.ndarray:
     with _reading(checkpoint_path) as reader:
-        if reader.has_tensor(name):
-            return reader.get_tensor(name)
-        names = sorted(reader.get_variable_to_shape_map())
+        keys = reader.get_variable_to_shape_map()
+        stored = _object_checkpoint.stored_names(reader, keys)
+        if name in stored:
+            return reader.get_tensor(stored[name])
+        names = sorted(keys)
+    if name == "global_step" and _object_checkpoint.is_object_based(keys):
+        return np.asarray(step_of(checkpoint_path), np.int64)
     raise ValueError(
         f"Checkpoint {checkpoint_path} has no variable {name!r}; it has {names}."
     )

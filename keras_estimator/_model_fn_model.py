@@ -27,9 +27,11 @@ from keras_estimator import (
     _inputs,
     _loop,
     _multi_worker,
+    _object_checkpoint,
     _private_api,
     _step_call,
     _summaries,
+    _tf_group,
 )
 from keras_estimator._estimator_spec import EstimatorSpec
 from keras_estimator._mode_keys import ModeKeys
@@ -201,6 +203,7 @@ class ModelFnModel(keras.Model):
             self._store.scope(allow_creation=self._building),
             _summaries.recording(dirs, step) as recording,
             _private_api.estimator_loss_scaling(tf.distribute.get_strategy()),
+            _tf_group.accept_keras_variables(),
         ):
             spec = model_fn(**{k: v for k, v in candidates.items() if k in accepted})
             if recording and isinstance(spec, EstimatorSpec):
@@ -218,6 +221,12 @@ class ModelFnModel(keras.Model):
             for metric in (spec.eval_metric_ops or {}).values():
                 if isinstance(metric, keras.metrics.Metric):
                     self._store.mark_local(metric.variables)
+        elif mode == ModeKeys.TRAIN:
+            # The building trace's Checkpoint holds stand-ins; a step's holds
+            # the variables training updates.
+            checkpoint = getattr(spec.scaffold, "_saver", None)
+            if _object_checkpoint.is_checkpoint(checkpoint):
+                self._store.use_checkpoint(checkpoint)
         if spec.mode != mode:
             raise ValueError(
                 f"model_fn was called in mode {mode!r} but returned an "
@@ -844,18 +853,30 @@ _SCAFFOLD_FIELDS = (
 )
 
 
-def _check_scaffold(scaffold: Any) -> None:
-    """Accepts an empty Scaffold; rejects the TF1 session machinery it held."""
+def _check_scaffold(scaffold: Any) -> Any:
+    """The Scaffold's `tf.train.Checkpoint` saver, or None.
+
+    Rejects the TF1 session machinery a Scaffold held (and any other saver).
+    """
     if scaffold is None:
-        return
-    used = [f for f in _SCAFFOLD_FIELDS if getattr(scaffold, f"_{f}", None) is not None]
+        return None
+    saver = getattr(scaffold, "_saver", None)
+    checkpoint = saver if _object_checkpoint.is_checkpoint(saver) else None
+    used = [
+        f
+        for f in _SCAFFOLD_FIELDS
+        if getattr(scaffold, f"_{f}", None) is not None
+        and not (f == "saver" and checkpoint is not None)
+    ]
     if used:
         raise ValueError(
             f"EstimatorSpec(scaffold=...) sets {used}, which need a TF1 Session "
             "and do not exist in TF2. Initialise from a checkpoint with "
-            "Estimator(warm_start_from=...); savers and summaries are configured "
-            "with RunConfig."
+            "Estimator(warm_start_from=...); summaries and checkpoints are "
+            "configured with RunConfig, and a tf.train.Checkpoint as the "
+            "Scaffold's saver makes them object-based."
         )
+    return checkpoint
 
 
 def _spec_hooks(spec: EstimatorSpec, mode: str, is_chief: bool) -> tuple[Any, ...]:

@@ -529,3 +529,27 @@ def redirect_v1_iterators(make_iterator: Callable[[Any], Any]) -> Iterator[None]
                 one_shot_method, initializable_method = _restore_iterators.pop()
                 dataset_class._make_one_shot_iterator = one_shot_method
                 dataset_class._make_initializable_iterator = initializable_method
+
+
+# ---- object-based checkpoints --------------------------------------------------
+# Checked on TensorFlow 2.21 (the format is that of 2.15). An object-based
+# checkpoint stores, under the key `_CHECKPOINTABLE_OBJECT_GRAPH`, a
+# serialized `TrackableObjectGraph` proto whose attributes give each saved
+# variable's name at save time (`full_name`) beside its key; TF1's Saver read
+# such checkpoints by name through it. The proto's module is generated code
+# TensorFlow does not export.
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+
+
+def object_graph_names(serialized: bytes) -> dict[str, str]:
+    """Variable name at save time -> checkpoint key, from an object graph."""
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(serialized)
+    names: dict[str, str] = {}
+    for node in graph.nodes:
+        for attribute in node.attributes:
+            if attribute.full_name:
+                names.setdefault(attribute.full_name, attribute.checkpoint_key)
+    return names

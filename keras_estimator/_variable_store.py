@@ -26,7 +26,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator import _private_api, _v1_adam
+from keras_estimator import _object_checkpoint, _private_api, _v1_adam
 
 _GraphKeys = tf.compat.v1.GraphKeys
 _LOCAL_COLLECTIONS = frozenset(
@@ -94,6 +94,7 @@ class VariableStore:
         self._new_names: list[str] = []
         self._pending: dict[str, _Entry] = {}
         self._replica_names: list[str] = []
+        self._checkpoint: Any = None
 
     # ---- lookup -------------------------------------------------------------
     def get(self, name: str) -> tf.Variable | None:
@@ -101,8 +102,19 @@ class VariableStore:
         return entry.variable if entry else None
 
     def saveable(self) -> dict[str, tf.Variable]:
-        """Variables a checkpoint holds: all but metric/local ones."""
-        return {n: e.variable for n, e in self._entries.items() if not e.is_local}
+        """Variables a checkpoint holds: all but metric/local ones.
+
+        With an object-based Checkpoint (`use_checkpoint`), the dict also
+        carries it, and checkpoints are written through it.
+        """
+        variables = {n: e.variable for n, e in self._entries.items() if not e.is_local}
+        if self._checkpoint is None:
+            return variables
+        return _object_checkpoint.CheckpointVariables(variables, self._checkpoint)
+
+    def use_checkpoint(self, checkpoint: Any) -> None:
+        """Writes checkpoints through a model_fn's `tf.train.Checkpoint`."""
+        self._checkpoint = checkpoint
 
     def local_variables(self) -> list[tf.Variable]:
         """Metric and other local variables: evaluation state, not model state."""

@@ -67,13 +67,16 @@ def main():
         step=tf.Variable(1, dtype=tf.int64), optimizer=opt, net=net
     )
     latest = tf.train.latest_checkpoint(model_dir)
-    status = ckpt.restore(latest)
-    # The restore of the network's kernel is deferred until the network is built.
+    # Built before the restore: Keras 3 layers do not take deferred restores.
     net(tf.zeros([1, 1]))
-    status.expect_partial()
-    saved_kernel = tf.train.load_variable(
-        latest, "net/l1/kernel/.ATTRIBUTES/VARIABLE_VALUE"
+    ckpt.restore(latest).expect_partial()
+    # Keras 2 tracks the kernel as `kernel`, Keras 3 as `_kernel`.
+    kernel_key = next(
+        name
+        for name, _ in tf.train.list_variables(latest)
+        if name.startswith("net/l1/") and "kernel" in name
     )
+    saved_kernel = tf.train.load_variable(latest, kernel_key)
     result = {
         "restored_step": int(ckpt.step.numpy()),
         "checkpoint_name": latest.rsplit("/", 1)[-1],

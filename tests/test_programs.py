@@ -149,7 +149,7 @@ def check_model_to_estimator(r):
     assert r["input_name"] == "dense_input"
     assert r["global_step"] == 300
     assert r["metric_keys"] == ["accuracy", "global_step", "loss"]
-    assert r["accuracy"] >= 0.6  # 2.15: 0.8333; Adam 1e-3 on unscaled inputs
+    assert r["accuracy"] >= 0.85  # 2.15: 0.8333 with Adam 1e-3; now Adam 0.01
     assert r["num_predictions"] == 30
     assert r["prediction_keys"] == ["dense_1"]  # named after the output layer
 
@@ -191,10 +191,11 @@ def check_feature_columns_custom_estimator(r):
 
 
 def check_runconfig_warm_start_predict(r):
-    assert r["global_step"] == 100
-    # Saves at 0, 20, ..., 100; keep_checkpoint_max=2.
-    assert r["kept_checkpoints"] == ["model.ckpt-80", "model.ckpt-100"]
-    assert r["accuracy"] >= 0.6  # 2.15: 0.7 (unscaled inputs, plain SGD)
+    assert r["global_step"] == 400
+    # Saves at 0, 20, ..., 400; keep_checkpoint_max=2.
+    assert r["kept_checkpoints"] == ["model.ckpt-380", "model.ckpt-400"]
+    # 2.15 over seeds 1-6: 0.90 to 0.97 (at 100 steps it spread 0.70 to 0.97).
+    assert r["accuracy"] >= 0.85
     assert r["warm_started_global_step"] == 5
     assert r["warm_started_loss_equal"]
     assert r["warm_started_accuracy"] == r["accuracy"]

@@ -32,7 +32,7 @@ def main():
     )
     model.compile(
         loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        optimizer="adam",
+        optimizer=tf.keras.optimizers.Adam(0.01),
         metrics=["accuracy"],
     )
     # The first layer is "dense", so Keras names the model input "dense_input".

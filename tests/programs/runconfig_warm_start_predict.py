@@ -59,10 +59,10 @@ def main():
     first = tf.estimator.Estimator(
         model_fn,
         model_dir=tempfile.mkdtemp(),
-        params={"learning_rate": 0.1},
+        params={"learning_rate": 0.05},
         config=config,
     )
-    first.train(train_input_fn, steps=100)
+    first.train(train_input_fn, steps=400)
     first_metrics = first.evaluate(test_input_fn)
     state = tf.train.get_checkpoint_state(first.model_dir)
     kept = [os.path.basename(p) for p in state.all_model_checkpoint_paths]

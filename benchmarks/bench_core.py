@@ -341,7 +341,7 @@ def _bench_fit_hook_callback(
     keras_estimator: Any, est: Any, train_input_fn: Any, train_steps: int
 ) -> dict[str, Any]:
     """The Estimator's ModelFnModel under plain ``Model.fit`` + HookCallback."""
-    from keras_estimator import _loop_context
+    from keras_estimator._src.engine import loop_context as _loop_context
 
     # Private: the Estimator's model. A one-epoch fit of it runs through the
     # Estimator's loop, fusing the steps no hook needs.

@@ -54,7 +54,7 @@ def bench_width(width: int, steps: int, pairs: int) -> dict[str, Any]:
     import tensorflow as tf
 
     import keras_estimator as ke
-    from keras_estimator import _v1_adam
+    from keras_estimator._src.engine import v1_adam as _v1_adam
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4096, 4), dtype=np.float32)
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         help="rough length of each timed train() call (steps are sized from a probe)",
     )
     args = parser.parse_args(argv)
-    from keras_estimator import _v1_adam
+    from keras_estimator._src.engine import v1_adam as _v1_adam
 
     results = []
     for width in args.widths:

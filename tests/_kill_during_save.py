@@ -19,7 +19,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import keras_estimator as ke  # noqa: E402
-from keras_estimator import _checkpoint  # noqa: E402
+from keras_estimator._src.checkpoint import checkpoints as _checkpoint  # noqa: E402
 from tests import _models  # noqa: E402
 
 

@@ -23,8 +23,17 @@ import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keras_estimator import _basic_hooks, _checkpoint, _loop_context
-from keras_estimator._basic_hooks import (
+from keras_estimator._src.base.session_run_hook import (
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+    SessionStandIn,
+)
+from keras_estimator._src.checkpoint import checkpoints as _checkpoint
+from keras_estimator._src.engine import loop_context as _loop_context
+from keras_estimator._src.hooks import basic_hooks as _basic_hooks
+from keras_estimator._src.hooks.basic_hooks import (
     FeedFnHook,
     FinalOpsHook,
     GlobalStepWaiterHook,
@@ -35,16 +44,9 @@ from keras_estimator._basic_hooks import (
     StepCounterHook,
     StopAtStepHook,
 )
-from keras_estimator._checkpoint_hooks import (
+from keras_estimator._src.hooks.checkpoint_hooks import (
     CheckpointSaverHook,
     CheckpointSaverListener,
-)
-from keras_estimator._session_run_hook import (
-    SessionRunArgs,
-    SessionRunContext,
-    SessionRunHook,
-    SessionRunValues,
-    SessionStandIn,
 )
 
 MAX_FUSED = 1000

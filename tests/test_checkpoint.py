@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_estimator import _checkpoint
+from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 
 
 def variables():

@@ -14,7 +14,9 @@ import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
-from keras_estimator import _cluster, _multi_worker, _ps_training
+from keras_estimator._src.distribute import multi_worker as _multi_worker
+from keras_estimator._src.engine import ps_training as _ps_training
+from keras_estimator._src.training import cluster as _cluster
 from keras_estimator.experimental import multi_worker_strategy
 from tests._models import input_fn, make_data, mlp_model_fn
 from tests.cluster import launcher

@@ -1,4 +1,4 @@
-"""Unit tests for keras_estimator._estimator_spec.EstimatorSpec."""
+"""Unit tests for keras_estimator._src.base.estimator_spec.EstimatorSpec."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keras_estimator._estimator_spec import EstimatorSpec
-from keras_estimator._export_outputs import PredictOutput
-from keras_estimator._mode_keys import ModeKeys
+from keras_estimator._src.base.estimator_spec import EstimatorSpec
+from keras_estimator._src.base.export_outputs import PredictOutput
+from keras_estimator._src.base.mode_keys import ModeKeys
 
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
 

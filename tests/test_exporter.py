@@ -13,9 +13,9 @@ import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
-from keras_estimator import _best_exporter
-from keras_estimator._eval_events import read_scalars
-from keras_estimator._exporter import garbage_collect_exports
+from keras_estimator._src.checkpoint.eval_events import read_scalars
+from keras_estimator._src.export import best_exporter as _best_exporter
+from keras_estimator._src.export.exporters import garbage_collect_exports
 from tests._models import input_fn, make_data, mlp_model_fn
 
 X, Y = make_data()

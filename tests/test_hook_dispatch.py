@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
-from keras_estimator._hook_callback import HookCallback
-from keras_estimator._session_run_hook import SessionRunArgs, SessionRunHook
+from keras_estimator._src.base.session_run_hook import SessionRunArgs, SessionRunHook
+from keras_estimator._src.engine.hook_callback import HookCallback
 from tests._models import input_fn, make_data, mlp_model_fn
 
 X, Y = make_data()

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import keras_estimator as ke
-from keras_estimator import _inputs
+from keras_estimator._src.engine import inputs as _inputs
 from tests._models import make_data, mlp_model_fn
 
 X, Y = make_data(num_examples=50)

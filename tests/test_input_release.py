@@ -7,8 +7,8 @@ import weakref
 import tensorflow as tf
 
 import keras_estimator as ke
-from keras_estimator import _input_release
-from keras_estimator._model_fn_model import ModelFnModel
+from keras_estimator._src.engine import input_release as _input_release
+from keras_estimator._src.engine.model_fn_model import ModelFnModel
 from tests._models import make_data, mlp_model_fn
 
 RELEASE_THREAD = "keras_estimator.input_release"

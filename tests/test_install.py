@@ -18,7 +18,7 @@ import tensorflow as tf
 
 import keras_estimator
 from keras_estimator import compat
-from keras_estimator._install import TRAIN_NAMES
+from keras_estimator._src.zero_change.install import TRAIN_NAMES
 from keras_estimator.compat.estimator.inputs import numpy_input_fn
 
 REPO = Path(__file__).resolve().parents[1]

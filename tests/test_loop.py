@@ -2,11 +2,11 @@
 
 import keras
 
-from keras_estimator import _loop
-from keras_estimator._basic_hooks import LoggingTensorHook
-from keras_estimator._checkpoint_hooks import CheckpointSaverHook
-from keras_estimator._hook_callback import HookCallback
-from keras_estimator._session_run_hook import SessionRunHook
+from keras_estimator._src.base.session_run_hook import SessionRunHook
+from keras_estimator._src.engine import loop as _loop
+from keras_estimator._src.engine.hook_callback import HookCallback
+from keras_estimator._src.hooks.basic_hooks import LoggingTensorHook
+from keras_estimator._src.hooks.checkpoint_hooks import CheckpointSaverHook
 
 
 class FakeModel:

@@ -20,10 +20,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import keras_estimator as ke
-from keras_estimator._estimator_spec import EstimatorSpec
-from keras_estimator._export_outputs import PredictOutput
-from keras_estimator._mode_keys import ALL_MODES, ModeKeys
-from keras_estimator._run_config import RunConfig
+from keras_estimator._src.base.estimator_spec import EstimatorSpec
+from keras_estimator._src.base.export_outputs import PredictOutput
+from keras_estimator._src.base.mode_keys import ALL_MODES, ModeKeys
+from keras_estimator._src.base.run_config import RunConfig
 from tests._models import make_data, mlp_model_fn
 
 

@@ -20,7 +20,7 @@ import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
-from keras_estimator import _checkpoint
+from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from tests import _models
 
 CHILD = Path(__file__).parent / "_kill_during_save.py"

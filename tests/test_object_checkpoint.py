@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import keras_estimator
-from keras_estimator import EstimatorSpec, ModeKeys, _checkpoint
+from keras_estimator import EstimatorSpec, ModeKeys
+from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 
 X = np.linspace(-1.0, 1.0, 8, dtype=np.float32).reshape(8, 1)
 Y = np.concatenate([3.0 * X, -2.0 * X + 1.0], axis=1)

@@ -19,7 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import keras_estimator as ke
-from keras_estimator import _ps_training, _variable_store
+from keras_estimator._src.engine import ps_training as _ps_training
+from keras_estimator._src.engine import variable_store as _variable_store
 from tests.ps_cluster.launch import Cluster
 from tests.ps_cluster.task import (
     MODEL_FNS,

@@ -22,7 +22,10 @@ from pathlib import Path
 import pytest
 
 import keras_estimator as ke
-from keras_estimator import _checkpoint, _loop, _model_dir_lock, _preemption
+from keras_estimator._src.checkpoint import checkpoints as _checkpoint
+from keras_estimator._src.checkpoint import model_dir_lock as _model_dir_lock
+from keras_estimator._src.distribute import preemption as _preemption
+from keras_estimator._src.engine import loop as _loop
 from tests import _models
 
 CHILD = Path(__file__).with_name("_preemption_child.py")

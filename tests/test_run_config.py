@@ -1,4 +1,4 @@
-"""Unit tests for keras_estimator._run_config (RunConfig and TF_CONFIG parsing)."""
+"""Unit tests for keras_estimator._src.base.run_config (RunConfig and TF_CONFIG parsing)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keras_estimator._run_config import RunConfig
-from keras_estimator._tf_config import _parse_tf_config
+from keras_estimator._src.base.run_config import RunConfig
+from keras_estimator._src.base.tf_config import _parse_tf_config
 
 CHIEF, WORKER, PS, EVALUATOR = "chief", "worker", "ps", "evaluator"
 

@@ -9,7 +9,7 @@ import textwrap
 import tensorflow as tf
 
 import keras_estimator as ke
-from keras_estimator import _session_config
+from keras_estimator._src.base import session_config as _session_config
 from tests._models import mlp_model_fn
 
 

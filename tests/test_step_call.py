@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import keras_estimator as ke
-from keras_estimator import _step_call
+from keras_estimator._src.engine import step_call as _step_call
 from tests._models import input_fn, make_data, mlp_model_fn
 
 

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import keras_estimator as ke
-from keras_estimator import _loop
+from keras_estimator._src.engine import loop as _loop
 from tests._models import input_fn, make_data, mlp_model_fn
 
 

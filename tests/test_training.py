@@ -16,8 +16,11 @@ import numpy as np
 import pytest
 
 import keras_estimator as ke
-from keras_estimator import _basic_hooks
-from keras_estimator._early_stopping import read_eval_metrics, stop_if_lower_hook
+from keras_estimator._src.hooks import basic_hooks as _basic_hooks
+from keras_estimator._src.hooks.early_stopping import (
+    read_eval_metrics,
+    stop_if_lower_hook,
+)
 from tests._models import input_fn, make_data, mlp_model_fn
 
 X, Y = make_data()

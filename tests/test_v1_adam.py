@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import keras_estimator as ke
-from keras_estimator import _v1_adam
+from keras_estimator._src.engine import v1_adam as _v1_adam
 from keras_estimator.compat import layers
 from tests._models import input_fn, make_data, mlp_model_fn
 

@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import keras_estimator as ke
-from keras_estimator._warm_start import as_settings, warm_start
+from keras_estimator._src.checkpoint.warm_start import as_settings, warm_start
 from keras_estimator.compat import layers
 
 FIXTURES = Path(__file__).parent / "fixtures"

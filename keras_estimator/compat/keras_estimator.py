@@ -5,6 +5,6 @@ conversion as `tf.keras.estimator.model_to_estimator`. Keras 3 has no such
 namespace; `keras_estimator.install()` makes `tf.keras.estimator` this module.
 """
 
-from keras_estimator._model_to_estimator import model_to_estimator
+from keras_estimator._src.keras_interop.model_to_estimator import model_to_estimator
 
 __all__ = ["model_to_estimator"]

@@ -5,14 +5,14 @@ a `ServingInputReceiver`; a model_fn names its signatures with
 `EstimatorSpec(export_outputs={name: PredictOutput(...)})`.
 """
 
-from keras_estimator._export_outputs import (
+from keras_estimator._src.base.export_outputs import (
     ClassificationOutput,
     EvalOutput,
     ExportOutput,
     PredictOutput,
     RegressionOutput,
 )
-from keras_estimator._serving_input import (
+from keras_estimator._src.base.serving_input import (
     ServingInputReceiver,
     TensorServingInputReceiver,
     build_parsing_serving_input_receiver_fn,

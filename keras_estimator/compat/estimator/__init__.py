@@ -16,7 +16,26 @@ helpers.
 # `keras_estimator`, because the package's __init__ imports `compat` before it
 # binds its own names.
 from keras_estimator import export
-from keras_estimator._basic_hooks import (
+from keras_estimator._src.base.estimator_spec import EstimatorSpec
+from keras_estimator._src.base.mode_keys import ModeKeys
+from keras_estimator._src.base.run_config import RunConfig
+from keras_estimator._src.base.session_run_hook import (
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+)
+from keras_estimator._src.checkpoint.warm_start import VocabInfo, WarmStartSettings
+from keras_estimator._src.engine.summaries import SummarySaverHook
+from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.estimator.extenders import add_metrics
+from keras_estimator._src.export.best_exporter import BestExporter
+from keras_estimator._src.export.exporters import (
+    Exporter,
+    FinalExporter,
+    LatestExporter,
+)
+from keras_estimator._src.hooks.basic_hooks import (
     FeedFnHook,
     FinalOpsHook,
     GlobalStepWaiterHook,
@@ -27,27 +46,16 @@ from keras_estimator._basic_hooks import (
     StepCounterHook,
     StopAtStepHook,
 )
-from keras_estimator._best_exporter import BestExporter
-from keras_estimator._checkpoint_hooks import (
+from keras_estimator._src.hooks.checkpoint_hooks import (
     CheckpointSaverHook,
     CheckpointSaverListener,
 )
-from keras_estimator._estimator import Estimator
-from keras_estimator._estimator_spec import EstimatorSpec
-from keras_estimator._exporter import Exporter, FinalExporter, LatestExporter
-from keras_estimator._extenders import add_metrics
-from keras_estimator._mode_keys import ModeKeys
-from keras_estimator._profiler_hook import ProfilerHook
-from keras_estimator._run_config import RunConfig
-from keras_estimator._session_run_hook import (
-    SessionRunArgs,
-    SessionRunContext,
-    SessionRunHook,
-    SessionRunValues,
+from keras_estimator._src.hooks.profiler_hook import ProfilerHook
+from keras_estimator._src.training.train_and_evaluate import (
+    EvalSpec,
+    TrainSpec,
+    train_and_evaluate,
 )
-from keras_estimator._summaries import SummarySaverHook
-from keras_estimator._training import EvalSpec, TrainSpec, train_and_evaluate
-from keras_estimator._warm_start import VocabInfo, WarmStartSettings
 from keras_estimator.compat.estimator import experimental, inputs
 
 __all__ = [

@@ -4,6 +4,6 @@
 it is not provided here (pandas is not a dependency of this package).
 """
 
-from keras_estimator.compat.estimator._numpy_io import numpy_input_fn
+from keras_estimator._src.io.numpy_io import numpy_input_fn
 
 __all__ = ["numpy_input_fn"]

@@ -1,6 +1,6 @@
 """`tf.compat.v1.layers.experimental`: Keras-style variable management."""
 
-from keras_estimator.compat.layers._keras_style import (
+from keras_estimator._src.v1_layers.keras_style import (
     keras_style_scope,
     set_keras_style,
 )

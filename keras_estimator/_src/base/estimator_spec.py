@@ -1,0 +1,375 @@
+"""`EstimatorSpec`: what a `model_fn` returns, checked for the mode it runs in.
+
+A `model_fn` is usually traced inside a `tf.function`, so every check here
+works on symbolic tensors (it reads `.shape` and `.dtype`, never values) and
+on eager tensors alike; no graph is required.
+
+Behaviour follows tf.estimator 2.15's `EstimatorSpec`, with these differences:
+
+* `mode` must be one of the `ModeKeys` values.
+* `train_op` may also be a `tf.Variable` or a `keras.Variable` (Keras 3
+  optimizers' `apply_gradients` returns their iteration variable).
+* A `keras.metrics.Metric` in `eval_metric_ops` is kept as is (Keras 3 metrics
+  have no `updates` to turn into an update op); the Estimator runs it.
+* Hooks are duck-typed: any object with `before_run` and `after_run` methods.
+* `scaffold` is stored as given (no default `Scaffold` is made), and in PREDICT
+  mode no default `export_outputs` are added here; the exporter does that.
+  Both are type-checked here, as tf.estimator did.
+* Graph membership is not checked (TF2 traces have no single default graph).
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from keras_estimator._src.base.export_outputs import ExportOutput
+from keras_estimator._src.base.mode_keys import ALL_MODES, ModeKeys
+
+_VARIABLE_TYPES = (tf.Variable, keras.Variable)
+# Under a distribution strategy, v1 optimizers return per-replica values.
+_OP_LIKE_TYPES = (
+    tf.Operation,
+    tf.Tensor,
+    tf.distribute.DistributedValues,
+    *_VARIABLE_TYPES,
+)
+_MAX_REPR = 120
+_MODE_MISSPELLINGS = ("predict", "prediction", "training", "evaluate", "evaluation")
+
+
+def _describe(value: Any) -> str:
+    """A short description of `value` for error messages (no tensor values)."""
+    if isinstance(value, (tf.Tensor, *_VARIABLE_TYPES, keras.KerasTensor)):
+        dtype = getattr(value.dtype, "name", value.dtype)
+        return f"{type(value).__name__}(shape={value.shape}, dtype={dtype})"
+    text = repr(value)
+    if len(text) > _MAX_REPR:
+        text = text[: _MAX_REPR - 3] + "..."
+    return f"{text} (type {type(value).__name__})"
+
+
+def _validate_mode(mode: Any) -> str:
+    if isinstance(mode, str) and mode in ALL_MODES:
+        return mode
+    hint = ""
+    # Only strings are compared: `in` on an array or tensor would compare
+    # element-wise and fail with an unrelated message.
+    if isinstance(mode, str) and mode in _MODE_MISSPELLINGS:
+        hint = " Note that ModeKeys.PREDICT is 'infer'."
+    raise ValueError(
+        "EstimatorSpec mode must be ModeKeys.TRAIN ('train'), ModeKeys.EVAL "
+        f"('eval') or ModeKeys.PREDICT ('infer'), got {_describe(mode)}. Pass "
+        f"the `mode` argument model_fn received.{hint}"
+    )
+
+
+def _to_dense_tensor(value: Any, field: str) -> tf.Tensor:
+    """Returns `value` as a dense `tf.Tensor`; variables are read."""
+    if isinstance(value, tf.Tensor):
+        return value
+    if isinstance(value, _VARIABLE_TYPES):
+        return tf.convert_to_tensor(value)
+    if isinstance(value, keras.KerasTensor):
+        fix = (
+            "It is a symbolic Keras tensor (from keras.Input), which has no value "
+            "here: call your layers or model on the `features` tensors instead."
+        )
+    elif isinstance(value, (tf.SparseTensor, tf.RaggedTensor)):
+        fix = "Convert it with tf.sparse.to_dense(...) or .to_tensor() first."
+    else:
+        fix = "Build it with TensorFlow or Keras ops from the model_fn inputs."
+    raise TypeError(f"{field} must be a tf.Tensor, got {_describe(value)}. {fix}")
+
+
+def _validate_loss(loss: Any, mode: str) -> tf.Tensor | None:
+    if loss is None:
+        if mode in (ModeKeys.TRAIN, ModeKeys.EVAL):
+            raise ValueError(
+                f"EstimatorSpec in mode {mode!r} requires `loss`, got None. Return "
+                "loss=<scalar tensor> from model_fn when training and evaluating."
+            )
+        return None
+    tensor = _to_dense_tensor(loss, "loss")
+    if not tensor.dtype.is_numeric:
+        raise TypeError(
+            f"loss must be a numeric tensor, got {_describe(tensor)}. Compute the "
+            "loss as a float tensor."
+        )
+    known_rank = tensor.shape.rank is not None and tensor.shape.rank > 0
+    if tensor.shape.num_elements() not in (None, 1) or (
+        known_rank and tensor.shape.num_elements() is None
+    ):
+        # A dimension of unknown size (the batch, typically) is not a scalar.
+        raise ValueError(
+            f"loss must be a scalar (shape () or [1]), got {_describe(tensor)}. "
+            "Reduce it first, e.g. loss = tf.reduce_mean(per_example_loss)."
+        )
+    if not tensor.shape.is_compatible_with([]):
+        tensor = tf.reshape(tensor, [])
+    return tensor
+
+
+def _validate_predictions(predictions: Any, mode: str) -> Any:
+    if predictions is None:
+        if mode == ModeKeys.PREDICT:
+            raise ValueError(
+                "EstimatorSpec in mode 'infer' requires `predictions`, got None. "
+                "Return predictions=<tensor or dict of tensors> from model_fn "
+                "when predicting."
+            )
+        return {}
+    if not isinstance(predictions, Mapping):
+        return _to_dense_tensor(predictions, "predictions")
+    checked = {}
+    for key, value in predictions.items():
+        if not isinstance(key, str):
+            raise TypeError(
+                f"predictions keys must be strings, got key {_describe(key)}. "
+                "Name each prediction with a string key."
+            )
+        checked[key] = _to_dense_tensor(value, f"predictions[{key!r}]")
+    return checked
+
+
+def _validate_train_op(train_op: Any, mode: str) -> Any:
+    if train_op is None:
+        if mode == ModeKeys.TRAIN:
+            raise ValueError(
+                "EstimatorSpec in mode 'train' requires `train_op`, got None. "
+                "Return the result of optimizer.apply_gradients(...) (or "
+                "tf.group(...) of the update ops) from model_fn. In eager mode "
+                "tf.group() and tf.no_op() return None: build the spec inside a "
+                "tf.function."
+            )
+        return None
+    _check_op_like(train_op, "train_op")
+    return train_op
+
+
+def _check_op_like(value: Any, field: str) -> None:
+    if not isinstance(value, _OP_LIKE_TYPES):
+        raise TypeError(
+            f"{field} must be a tf.Operation, tf.Tensor, tf.Variable or "
+            f"keras.Variable, got {_describe(value)}."
+        )
+
+
+def _validate_eval_metric_ops(eval_metric_ops: Any) -> dict[str, Any]:
+    if eval_metric_ops is None:
+        return {}
+    if not isinstance(eval_metric_ops, Mapping):
+        raise TypeError(
+            "eval_metric_ops must be a dict of name -> (value_tensor, update_op) "
+            f"or keras.metrics.Metric, got {_describe(eval_metric_ops)}."
+        )
+    checked = {}
+    for key, value in eval_metric_ops.items():
+        field = f"eval_metric_ops[{key!r}]"
+        if not isinstance(key, str):
+            raise TypeError(
+                f"eval_metric_ops keys must be strings, got key {_describe(key)}."
+            )
+        if isinstance(value, keras.metrics.Metric):
+            checked[key] = value
+            continue
+        if not isinstance(value, tuple) or len(value) != 2:
+            raise TypeError(
+                f"{field} must be a (value_tensor, update_op) tuple or a "
+                f"keras.metrics.Metric, got {_describe(value)}. Return e.g. "
+                "tf.compat.v1.metrics.accuracy(labels, predictions)."
+            )
+        metric_value, update_op = value
+        for member in tf.nest.flatten(metric_value):
+            _check_op_like(member, f"{field} value")
+        _check_op_like(update_op, f"{field} update_op")
+        checked[key] = value
+    return checked
+
+
+def _validate_export_outputs(export_outputs: Any) -> dict[str, Any] | None:
+    if export_outputs is None:
+        return None
+    if not isinstance(export_outputs, Mapping):
+        raise TypeError(
+            "export_outputs must be a dict of signature name -> ExportOutput, got "
+            f"{_describe(export_outputs)}."
+        )
+    for key, value in export_outputs.items():
+        if not isinstance(key, str):
+            raise TypeError(
+                f"export_outputs keys must be signature-name strings, got key "
+                f"{_describe(key)}."
+            )
+        if not isinstance(value, ExportOutput):
+            raise TypeError(
+                f"export_outputs[{key!r}] must be an ExportOutput (PredictOutput, "
+                f"ClassificationOutput, RegressionOutput), got {_describe(value)}. "
+                "Wrap tensors as e.g. "
+                "keras_estimator.export.PredictOutput({'name': tensor})."
+            )
+    return dict(export_outputs)
+
+
+def _validate_scaffold(scaffold: Any) -> Any:
+    # Duck-typed like hooks: a Scaffold's defining method is `finalize`.
+    if scaffold is None or isinstance(scaffold, tf.compat.v1.train.Scaffold):
+        return scaffold
+    if callable(getattr(scaffold, "finalize", None)):
+        return scaffold
+    raise TypeError(
+        f"scaffold must be a tf.compat.v1.train.Scaffold or None, got "
+        f"{_describe(scaffold)}. Leave it None unless model_fn builds a Scaffold."
+    )
+
+
+def _is_hook(value: Any) -> bool:
+    return callable(getattr(value, "before_run", None)) and callable(
+        getattr(value, "after_run", None)
+    )
+
+
+def _validate_hooks(hooks: Any, field: str) -> tuple[Any, ...]:
+    if hooks is None:
+        return ()
+    if _is_hook(hooks):
+        raise TypeError(
+            f"{field} must be a list of hooks, got a single hook "
+            f"{_describe(hooks)}. Wrap it in a list: {field}=[hook]."
+        )
+    if isinstance(hooks, (str, bytes, Mapping)) or not isinstance(hooks, Iterable):
+        raise TypeError(
+            f"{field} must be a list of SessionRunHook objects, got {_describe(hooks)}."
+        )
+    hooks = tuple(hooks)
+    for hook in hooks:
+        if not _is_hook(hook):
+            raise TypeError(
+                f"{field} must hold SessionRunHook objects (with before_run and "
+                f"after_run methods), got {_describe(hook)}. Subclass "
+                "tf.compat.v1.train.SessionRunHook or the project's SessionRunHook."
+            )
+    return hooks
+
+
+class EstimatorSpec(
+    collections.namedtuple(
+        "EstimatorSpec",
+        [
+            "mode",
+            "predictions",
+            "loss",
+            "train_op",
+            "eval_metric_ops",
+            "export_outputs",
+            "training_chief_hooks",
+            "training_hooks",
+            "scaffold",
+            "evaluation_hooks",
+            "prediction_hooks",
+        ],
+    )
+):
+    """What a `model_fn` returns: the tensors and ops an `Estimator` runs.
+
+    Which arguments are required depends on `mode`:
+
+    * `ModeKeys.TRAIN`: `loss` and `train_op`.
+    * `ModeKeys.EVAL`: `loss`.
+    * `ModeKeys.PREDICT`: `predictions`.
+
+    Other arguments may be given in any mode; the Estimator ignores those the
+    mode does not use.
+
+    Args:
+        mode: A `ModeKeys` value: the `mode` the model_fn was called with.
+        predictions: A tensor or a dict of name -> tensor.
+        loss: A scalar tensor (shape `()` or `[1]`; `[1]` is reshaped to `()`).
+        train_op: The op that runs one training step: a `tf.Operation`,
+            `tf.Tensor`, `tf.Variable` or `keras.Variable`.
+        eval_metric_ops: A dict of name -> `(value_tensor, update_op)` tuple or
+            `keras.metrics.Metric`.
+        export_outputs: A dict of signature name -> `ExportOutput`.
+        training_chief_hooks: Hooks run on the chief only, during training.
+        training_hooks: Hooks run on every worker during training.
+        scaffold: A `tf.compat.v1.train.Scaffold` (or an object with its
+            `finalize` method), or `None`.
+        evaluation_hooks: Hooks run during evaluation.
+        prediction_hooks: Hooks run during prediction.
+
+    Raises:
+        ValueError: if `mode` is unknown, a required argument is missing, or
+            `loss` is not a scalar.
+        TypeError: if an argument has the wrong type.
+
+    Example:
+        ```python
+        def model_fn(features, labels, mode):
+            logits = model(features["x"])
+            if mode == ModeKeys.PREDICT:
+                return EstimatorSpec(mode, predictions={"logits": logits})
+            loss = tf.reduce_mean(keras.losses.mean_squared_error(labels, logits))
+            train_op = optimizer.apply_gradients(...)
+            return EstimatorSpec(mode, loss=loss, train_op=train_op)
+        ```
+    """
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        mode,
+        predictions=None,
+        loss=None,
+        train_op=None,
+        eval_metric_ops=None,
+        export_outputs=None,
+        training_chief_hooks=None,
+        training_hooks=None,
+        scaffold=None,
+        evaluation_hooks=None,
+        prediction_hooks=None,
+    ):
+        mode = _validate_mode(mode)
+        hooks = {
+            "training_chief_hooks": training_chief_hooks,
+            "training_hooks": training_hooks,
+            "evaluation_hooks": evaluation_hooks,
+            "prediction_hooks": prediction_hooks,
+        }
+        return super().__new__(
+            cls,
+            mode=mode,
+            predictions=_validate_predictions(predictions, mode),
+            loss=_validate_loss(loss, mode),
+            train_op=_validate_train_op(train_op, mode),
+            eval_metric_ops=_validate_eval_metric_ops(eval_metric_ops),
+            export_outputs=_validate_export_outputs(export_outputs),
+            scaffold=_validate_scaffold(scaffold),
+            **{field: _validate_hooks(value, field) for field, value in hooks.items()},
+        )
+
+    def _replace(self, **changes) -> EstimatorSpec:
+        """Returns a new, re-validated spec with some fields changed.
+
+        Raises:
+            ValueError: on an unknown field name, or if `mode` would change.
+        """
+        unknown = sorted(set(changes) - set(self._fields))
+        if unknown:
+            raise ValueError(
+                f"EstimatorSpec has no field(s) {unknown}; fields are "
+                f"{list(self._fields)}."
+            )
+        if "mode" in changes and changes["mode"] != self.mode:
+            raise ValueError(
+                f"The mode of an EstimatorSpec cannot be changed by _replace: it is "
+                f"{self.mode!r}, got {changes['mode']!r}. Build a new EstimatorSpec."
+            )
+        fields = self._asdict()
+        fields.update(changes)
+        return type(self)(**fields)

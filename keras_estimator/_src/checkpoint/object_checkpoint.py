@@ -1,0 +1,109 @@
+"""Object-based checkpoints: `Scaffold(saver=tf.train.Checkpoint(...))`.
+
+TensorFlow's guide for Keras layers and optimizers in a model_fn hands a
+`tf.train.Checkpoint` to the Estimator as its Scaffold's saver. The
+checkpoints in model_dir are then object-based (keys such as
+`net/l1/kernel/.ATTRIBUTES/VARIABLE_VALUE` beside the object graph), and
+`tf.train.Checkpoint.restore` reads them back outside the Estimator.
+
+Writing: every `model.ckpt-<step>` of training goes through the Checkpoint
+the TRAIN-mode model_fn returned (its own `write`, inside the crash-consistent
+sequence of `_checkpoint.save`). Reading is by variable name, through the
+names the object graph records for each variable (as TF1's Saver read such
+checkpoints), so evaluation, prediction, export and warm starts need no
+Checkpoint of their own, and a checkpoint written by name reads as before.
+
+As under tf.estimator, a checkpoint holds what the Checkpoint tracks and no
+more. Variables of the model_fn it misses are named in a warning, once per
+Checkpoint, and keep their values on restore. A Checkpoint that does not
+track the global step gets it back from the checkpoint's name
+(`model.ckpt-<step>`), so training never starts over at step 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from keras_estimator._src.tf_internals import private_api
+
+logger = logging.getLogger("keras_estimator")
+
+OBJECT_GRAPH_KEY = private_api.OBJECT_GRAPH_KEY
+_CHECKPOINT_TYPES = (tf.train.Checkpoint, tf.compat.v1.train.Checkpoint)
+_warned: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+class CheckpointVariables(dict):  # type: ignore[type-arg]
+    """Name -> variable, written through an object-based `checkpoint`."""
+
+    def __init__(self, variables: Mapping[str, tf.Variable], checkpoint: Any) -> None:
+        super().__init__(variables)
+        self.checkpoint = checkpoint
+
+
+def is_checkpoint(saver: Any) -> bool:
+    """Whether a Scaffold's saver is a `tf.train.Checkpoint` (either version)."""
+    return isinstance(saver, _CHECKPOINT_TYPES)
+
+
+def write(variables: CheckpointVariables, prefix: str) -> None:
+    """Writes `variables.checkpoint` at `prefix` (`.index` and `.data-*`)."""
+    _warn_untracked(variables)
+    variables.checkpoint.write(prefix)
+
+
+def stored_names(reader: Any, keys: Mapping[str, Any]) -> dict[str, str]:
+    """Variable name -> key for every value in a checkpoint.
+
+    Args:
+        reader: a `tf.train.load_checkpoint` reader.
+        keys: the checkpoint's keys (its variable-to-shape map).
+
+    Returns:
+        Each key under its own name; for an object-based checkpoint, also each
+        variable's name at save time.
+    """
+    names = {key: key for key in keys}
+    if OBJECT_GRAPH_KEY in keys:
+        graph = private_api.object_graph_names(reader.get_tensor(OBJECT_GRAPH_KEY))
+        for name, key in graph.items():
+            if key in keys:
+                names.setdefault(name, key)
+    names.pop(OBJECT_GRAPH_KEY, None)
+    return names
+
+
+def is_object_based(keys: Mapping[str, Any]) -> bool:
+    return OBJECT_GRAPH_KEY in keys
+
+
+def _warn_untracked(variables: CheckpointVariables) -> None:
+    checkpoint = variables.checkpoint
+    if checkpoint in _warned:
+        return
+    _warned.add(checkpoint)
+    tracked = set()
+    for obj in tf.train.TrackableView(checkpoint).descendants():
+        tracked.add(id(obj))
+        if isinstance(obj, keras.Variable):
+            tracked.add(id(obj.value))
+    # The global step is also kept in the checkpoint's name.
+    untracked = sorted(
+        name
+        for name, v in variables.items()
+        if id(v) not in tracked and name != "global_step"
+    )
+    if untracked:
+        logger.warning(
+            "The Scaffold's tf.train.Checkpoint does not track the variables %s "
+            "that model_fn creates: checkpoints in model_dir do not hold them, and "
+            "they keep their initial values when training resumes. Add the "
+            "objects that own them to the Checkpoint.",
+            untracked,
+        )

@@ -1,0 +1,164 @@
+"""Values hooks ask for: from `SessionRunArgs.fetches` to numpy results.
+
+A hook names what it wants by tensor or operation object (often captured
+from the model_fn's first trace), by graph name (`"softmax_tensor"`,
+`"loss:0"`), or by variable. Tensors of one trace do not exist in another, so
+every fetch becomes a string key that is looked up again, by name, in the
+graph of the step that computes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator._src.engine.variable_store import as_tf_variable
+
+_VARIABLE_PREFIX = "variable:"
+# Fetching "summaries:<dir>" makes the step record model_fn's summaries there.
+SUMMARY_PREFIX = "summaries:"
+_OPERATION_PREFIX = "operation:"
+
+
+class FetchPlan:
+    """The fetches of every hook for one run, flattened to string keys."""
+
+    def __init__(self, requests: Sequence[Any]) -> None:
+        self._structures: list[Any] = []
+        self._leaf_keys: list[list[str]] = []
+        self.keys: list[str] = []
+        self.variables: dict[str, Any] = {}
+        for request in requests:
+            fetches = None if request is None else request.fetches
+            if request is not None and getattr(request, "feed_dict", None):
+                raise ValueError(
+                    f"A hook returned SessionRunArgs with feed_dict="
+                    f"{request.feed_dict!r}; feeds do not exist in TF2. Feed data "
+                    "through input_fn (tf.data) instead."
+                )
+            self._structures.append(fetches)
+            leaf_keys = (
+                [] if fetches is None else [self._key(leaf) for leaf in tf.nest.flatten(fetches)]
+            )
+            self._leaf_keys.append(leaf_keys)
+            for key in leaf_keys:
+                if key not in self.keys:
+                    self.keys.append(key)
+
+    def _key(self, fetch: Any) -> str:
+        if isinstance(fetch, str):
+            return fetch
+        if isinstance(fetch, tf.Operation):
+            return _OPERATION_PREFIX + fetch.name
+        variable = as_tf_variable(fetch)
+        if variable is not None:
+            key = _VARIABLE_PREFIX + variable.name.split(":")[0]
+            self.variables[key] = variable
+            return key
+        if isinstance(fetch, tf.Tensor) and hasattr(fetch, "graph"):
+            return fetch.name
+        raise TypeError(
+            f"A hook asked to fetch {fetch!r} ({type(fetch).__name__}); fetches "
+            "must be tensors, operations, variables or their graph names."
+        )
+
+    def results(self, values: dict[str, Any]) -> list[Any]:
+        """Each hook's results, nested like its fetches."""
+        packed: list[Any] = []
+        for fetches, leaf_keys in zip(self._structures, self._leaf_keys, strict=True):
+            if fetches is None:
+                packed.append(None)
+            elif isinstance(fetches, str):
+                packed.append(values[leaf_keys[0]])
+            else:
+                leaves = [values[key] for key in leaf_keys]
+                packed.append(tf.nest.pack_sequence_as(fetches, leaves))
+        return packed
+
+
+def resolve(
+    keys: Sequence[str],
+    variables: dict[str, Any],
+    variable_named: Callable[[str], Any] = lambda name: None,
+    read_before: dict[str, tf.Tensor] | None = None,
+) -> dict[str, tf.Tensor]:
+    """Looks the keys up in the graph being traced; returns key -> tensor.
+
+    A name may also be a variable's (`"global_step"`), found with
+    `variable_named`. A variable named in `read_before` yields that earlier
+    read instead of a read after the step. Operations are run (by control
+    dependency) and yield a placeholder value that `to_numpy` turns into None.
+    """
+    graph = tf.compat.v1.get_default_graph()
+    earlier = read_before or {}
+    resolved = {}
+    for key in keys:
+        name = key.split(":")[0]
+        named_variable = variable_named(name)
+        if key.startswith(SUMMARY_PREFIX):
+            # Summaries are written while model_fn is traced; nothing to return.
+            resolved[key] = tf.constant(_OPERATION_DONE)
+        elif key in variables:
+            variable_name = key[len(_VARIABLE_PREFIX) :]
+            resolved[key] = tf.identity(earlier.get(variable_name, variables[key]))
+        elif named_variable is not None and (":" not in key or key.endswith(":0")):
+            resolved[key] = tf.identity(earlier.get(name, named_variable))
+        elif key.startswith(_OPERATION_PREFIX):
+            operation = _lookup_operation(graph, key[len(_OPERATION_PREFIX) :])
+            resolved[key] = _after(operation)
+        else:
+            resolved[key] = _lookup_tensor(graph, key)
+    return resolved
+
+
+_OPERATION_DONE = "__operation_ran__"
+
+
+def to_numpy(values: dict[str, Any]) -> dict[str, Any]:
+    converted: dict[str, Any] = {}
+    for key, value in values.items():
+        array = value.numpy() if hasattr(value, "numpy") else value
+        if key.startswith((_OPERATION_PREFIX, SUMMARY_PREFIX)):
+            converted[key] = None
+        else:
+            converted[key] = array
+    return converted
+
+
+def _lookup_operation(graph: Any, name: str) -> Any:
+    try:
+        return graph.get_operation_by_name(name)
+    except KeyError:
+        raise ValueError(_missing(graph, name)) from None
+
+
+def _lookup_tensor(graph: Any, name: str) -> tf.Tensor:
+    try:
+        if ":" in name:
+            return graph.get_tensor_by_name(name)
+        operation = graph.get_operation_by_name(name)
+    except (KeyError, ValueError):
+        raise ValueError(_missing(graph, name)) from None
+    if not operation.outputs:
+        return _after(operation)
+    return operation.outputs[0]
+
+
+def _after(operation: Any) -> tf.Tensor:
+    """A placeholder value that makes the step run `operation`."""
+    with tf.control_dependencies([operation]):
+        return tf.constant(_OPERATION_DONE)
+
+
+def _missing(graph: Any, name: str) -> str:
+    stem = name.split(":")[0].rsplit("/", 1)[-1]
+    similar = sorted(
+        op.name for op in graph.get_operations() if stem and stem in op.name
+    )[:10]
+    return (
+        f"A hook asked to fetch {name!r}, which the model_fn does not create. Name "
+        "the tensor inside model_fn (e.g. `tf.identity(x, name=...)`) and fetch "
+        f"that name. Similar names in the step: {similar}."
+    )

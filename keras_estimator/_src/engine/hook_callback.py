@@ -1,0 +1,260 @@
+"""`HookCallback`: SessionRunHooks run by Keras' callback machinery.
+
+This is the one place hooks are dispatched, whether the loop is
+`Estimator.train/evaluate/predict` or a user's `Model.fit/evaluate/predict`.
+Keras calls callbacks in list order; within a HookCallback, hooks run in
+list order at every point:
+
+    on_*_begin        -> hook.begin(), hook.after_create_session(...)
+    on_*_batch_begin  -> hook.before_run(run_context)    (all hooks, then the run)
+    on_*_batch_end    -> hook.after_run(run_context, run_values)
+    on_*_end          -> hook.end(session)
+
+A Keras "batch" here is one run: one step when any hook fetches values, or
+several fused steps when every hook says (through `steps_until_needed`) that
+it needs none of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from keras_estimator._src.base.session_run_hook import (
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunValues,
+    SessionStandIn,
+)
+from keras_estimator._src.engine import fetches as _fetches
+from keras_estimator._src.engine import loop_context
+
+_HOOK_METHODS = ("begin", "after_create_session", "before_run", "after_run", "end")
+
+
+def check_hooks(hooks: Any, name: str = "hooks") -> list[Any]:
+    """Validates a list of SessionRunHooks; returns it as a list."""
+    if hooks is None:
+        return []
+    if not isinstance(hooks, (list, tuple)):
+        raise TypeError(
+            f"{name} must be a list of SessionRunHooks, got {type(hooks).__name__}."
+        )
+    for hook in hooks:
+        missing = [m for m in _HOOK_METHODS if not callable(getattr(hook, m, None))]
+        if missing:
+            raise TypeError(
+                f"{name} must contain SessionRunHooks; {hook!r} lacks {missing}. "
+                "Subclass keras_estimator.SessionRunHook."
+            )
+    return list(hooks)
+
+
+class HookCallback(keras.callbacks.Callback):
+    """Runs SessionRunHooks inside Keras `fit`, `evaluate` and `predict`.
+
+    Args:
+        hooks: SessionRunHooks (tf.estimator's or `tf.compat.v1.train`'s).
+
+    Example:
+        >>> model.fit(data, callbacks=[HookCallback([StopAtStepHook(last_step=50)])])  # doctest: +SKIP
+    """
+
+    def __init__(self, hooks: Sequence[Any]) -> None:
+        super().__init__()
+        self._hooks = check_hooks(list(hooks))
+        self._context: SessionRunContext | None = None
+        self._plan: _fetches.FetchPlan | None = None
+        self._session = SessionStandIn()
+        self._global_step = 0
+
+    @property
+    def hooks(self) -> list[Any]:
+        return list(self._hooks)
+
+    def steps_until_needed(self, global_step: int) -> int | None:
+        """The fewest steps any hook lets the next run cover (1 for plain hooks)."""
+        needs = []
+        for hook in self._hooks:
+            method = getattr(hook, "steps_until_needed", None)
+            if method is None:
+                return 1
+            need = method(global_step)
+            if need is not None:
+                needs.append(max(int(need), 1))
+        return min(needs) if needs else None
+
+    def steps_until_stop(self, global_step: int) -> int | None:
+        """The fewest steps until a hook stops training (stop-at-step hooks)."""
+        stops = []
+        for hook in self._hooks:
+            method = getattr(hook, "steps_until_stop", None)
+            steps = method(global_step) if method is not None else None
+            if steps is not None:
+                stops.append(max(int(steps), 1))
+        return min(stops) if stops else None
+
+    # ---- the dispatch points -------------------------------------------------
+    def _begin(self, mode: str) -> None:
+        self._global_step = self._read_global_step()
+        with self._hook_graph(mode):
+            for hook in self._hooks:
+                hook.begin()
+        for hook in self._hooks:
+            hook.after_create_session(self._session, None)
+
+    def _before_run(self) -> None:
+        context = SessionRunContext(SessionRunArgs(fetches=None), None)
+        context.global_step = self._global_step
+        requests = [hook.before_run(context) for hook in self._hooks]
+        plan = _fetches.FetchPlan(requests)
+        self._context, self._plan = context, plan
+        self._set_request(plan if plan.keys else None)
+
+    def _after_run(self, logs: dict[str, Any] | None) -> None:
+        context, plan = self._context, self._plan
+        if context is None or plan is None:
+            return
+        nan_step = getattr(self.model, "nan_loss_step", None)
+        if nan_step is not None:
+            # A step before the run's last had a NaN loss: report that step,
+            # before any hook (a checkpoint saver) sees the run.
+            self._check_loss({"loss": math.nan}, nan_step)
+        if getattr(self.model, "last_run_steps", 1) == 0:
+            return  # the input ended before this run made a step
+        self._global_step = self._read_global_step(logs)
+        context.global_step = self._global_step
+        if nan_step is None:
+            self._check_loss(logs, self._global_step)
+        values = self._fetched_values(plan, logs)
+        for hook, results in zip(self._hooks, plan.results(values), strict=True):
+            hook.after_run(context, SessionRunValues(results, None, None))
+        self._set_request(None)
+        if context.stop_requested:
+            self._request_stop()
+
+    def _check_loss(self, logs: dict[str, Any] | None, step: int) -> None:
+        """Hands a run's loss at `step` to hooks that check it (NanTensorHook)."""
+        if not logs or "loss" not in logs:
+            return
+        for hook in self._hooks:
+            if getattr(hook, "checks_fused_loss", False) and getattr(
+                hook, "loop_driven", False
+            ):
+                hook.check_loss(float(logs["loss"]), step)
+
+    def _end(self) -> None:
+        for hook in self._hooks:
+            hook.end(self._session)
+
+    # ---- Keras callback methods ----------------------------------------------
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self._begin("train")
+
+    def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self._before_run()
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self._after_run(logs)
+
+    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+        self._end()
+
+    def on_test_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self._begin("eval")
+
+    def on_test_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self._before_run()
+
+    def on_test_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self._after_run(logs)
+
+    def on_test_end(self, logs: dict[str, Any] | None = None) -> None:
+        self._end()
+
+    def on_predict_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self._begin("infer")
+
+    def on_predict_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self._before_run()
+
+    def on_predict_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self._after_run(logs)
+
+    def on_predict_end(self, logs: dict[str, Any] | None = None) -> None:
+        self._end()
+
+    # ---- talking to the model ----------------------------------------------------
+    def _fetch_state(self) -> Any:
+        return getattr(self.model, "fetches", None)
+
+    def _set_request(self, plan: _fetches.FetchPlan | None) -> None:
+        state = self._fetch_state()
+        if state is not None:
+            state.request = plan
+            state.results = {}
+
+    def _fetched_values(
+        self, plan: _fetches.FetchPlan, logs: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        values = {key: var.numpy() for key, var in plan.variables.items()}
+        state = self._fetch_state()
+        if state is not None:
+            values.update(state.results)
+            missing = [key for key in plan.keys if key not in values]
+            if missing:
+                raise ValueError(
+                    f"Hooks asked to fetch {missing}, which this loop cannot fetch "
+                    "(prediction hooks can fetch variables only). Return the "
+                    "values as predictions instead."
+                )
+            return values
+        # A plain Keras model can only give what its logs hold.
+        logs = logs or {}
+        for key in plan.keys:
+            if key in values:
+                continue
+            name = key.split(":")[0]
+            if name not in logs:
+                raise ValueError(
+                    f"A hook asked to fetch {key!r}, but this Keras model only "
+                    f"reports {sorted(logs)} per batch. Fetch one of those names, "
+                    "or a variable."
+                )
+            values[key] = logs[name]
+        return values
+
+    def _request_stop(self) -> None:
+        self.model.stop_training = True
+        self.model.stop_evaluating = True
+        self.model.stop_predicting = True
+
+    def _read_global_step(self, logs: dict[str, Any] | None = None) -> int:
+        if logs and "global_step" in logs:
+            return int(logs["global_step"])
+        context = loop_context.current()
+        if context is not None:
+            return context.global_step()
+        optimizer = getattr(self.model, "optimizer", None)
+        iterations = getattr(optimizer, "iterations", None)
+        return int(iterations.numpy()) if iterations is not None else 0
+
+    @contextlib.contextmanager
+    def _hook_graph(self, mode: str) -> Iterator[None]:
+        """The graph hooks' begin() sees: the model's own when it has one."""
+        graphs = getattr(self.model, "build_graphs", {})
+        graph = graphs.get(mode)
+        if graph is None:
+            graph = tf.Graph()
+        context = loop_context.current()
+        with graph.as_default():
+            if context is not None:
+                step_list = graph.get_collection_ref(tf.compat.v1.GraphKeys.GLOBAL_STEP)
+                if not any(v is context.global_step_variable for v in step_list):
+                    step_list[:] = [context.global_step_variable]
+            yield

@@ -1,0 +1,225 @@
+"""Turning what an input_fn returns into a `tf.data.Dataset` for the loop."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator._src.base import fn_args
+from keras_estimator._src.engine import v1_iterator_input as _v1_iterator_input
+
+
+def make_dataset(
+    input_fn: Callable[..., Any],
+    mode: str,
+    params: dict[str, Any],
+    config: Any,
+    input_context: tf.distribute.InputContext | None = None,
+) -> tf.data.Dataset:
+    """Calls `input_fn` and returns a dataset of `(features, labels)` or features.
+
+    input_fn may return a dataset whose elements are `(features, labels)` or
+    just features, or a `(features, labels)` tuple of tensors (which is then
+    repeated, as a TF1 input pipeline would keep feeding the same tensors).
+    Tensors taken from `tf.compat.v1` dataset iterators give the next
+    element at each step instead, ending with the data
+    (`_v1_iterator_input`).
+
+    Raises:
+        TypeError: input_fn is not callable, requires parameters the
+            Estimator does not pass, or returns something else (or values
+            that cannot be made into tensors, or a feature that is None).
+        ValueError: labels are missing in TRAIN mode.
+    """
+    if not callable(input_fn):
+        raise TypeError(
+            f"input_fn must be callable, got {input_fn!r}. Pass a function "
+            "returning a tf.data.Dataset of (features, labels)."
+        )
+    candidates: dict[str, Any] = {"mode": mode, "params": params, "config": config}
+    if input_context is not None:
+        candidates["input_context"] = input_context
+    _check_input_fn_parameters(input_fn, candidates)
+    # An input_fn reading through tf.compat.v1 iterators is turned into a
+    # dataset of its successive outputs, as its graph would have given.
+    result = _v1_iterator_input.call_input_fn(
+        lambda: fn_args.call_with_accepted(input_fn, candidates)
+    )
+    if isinstance(result, tf.data.Dataset):
+        dataset = result
+    elif isinstance(result, tuple) and len(result) == 2:
+        _check_features(result[0])
+        dataset = _repeated_tensors(
+            result, (("features", result[0]), ("labels", result[1]))
+        )
+    elif _is_feature_structure(result):
+        _check_features(result)
+        dataset = _repeated_tensors(result, (("features", result),))
+    else:
+        raise TypeError(
+            f"input_fn returned {type(result).__name__} ({_short(result)}); "
+            "expected a tf.data.Dataset of (features, labels) or features, or a "
+            "(features, labels) tuple of tensors."
+        )
+    _check_element(dataset.element_spec)
+    return dataset
+
+
+def _check_input_fn_parameters(
+    input_fn: Callable[..., Any], candidates: dict[str, Any]
+) -> None:
+    """Refuses an input_fn with required parameters the Estimator cannot pass."""
+    unfillable = fn_args.required_parameters_outside(input_fn, candidates)
+    if unfillable:
+        raise TypeError(
+            f"input_fn {_short(input_fn)} requires parameters {unfillable}, but the "
+            f"Estimator only passes {sorted(candidates)} (those it accepts). Bind "
+            "the others first, e.g. input_fn=functools.partial(fn, "
+            f"{unfillable[0]}=...) or lambda: fn(...)."
+        )
+
+
+def _repeated_tensors(
+    result: Any, parts: tuple[tuple[str, Any], ...]
+) -> tf.data.Dataset:
+    """The input_fn's tensors (or arrays) repeated, or a TypeError naming the part."""
+    if all(value is None for value in tf.nest.flatten(result)):
+        # tf.data refuses an element without tensors with an InvalidArgumentError.
+        raise TypeError(
+            f"input_fn returned {_short(result)}, which holds no tensors. Return "
+            "features (and labels) as tensors or arrays, e.g. ({'x': x}, y)."
+        )
+    try:
+        return tf.data.Dataset.from_tensors(result).repeat()
+    except (TypeError, ValueError, tf.errors.InvalidArgumentError) as error:
+        field, value = _first_unconvertible(parts)
+        raise TypeError(
+            f"input_fn returned {field} that cannot be made into tensors: "
+            f"{_short(value)} (type {type(value).__name__}): {error} Return "
+            "tensors, numpy arrays of one dtype and a rectangular shape, or a "
+            "tf.data.Dataset."
+        ) from None
+
+
+def _first_unconvertible(parts: tuple[tuple[str, Any], ...]) -> tuple[str, Any]:
+    """The first field (or dict entry) tf.data cannot convert, for messages."""
+    for field, value in parts:
+        entries = (
+            [(f"{field}[{key!r}]", v) for key, v in value.items()]
+            if isinstance(value, dict)
+            else [(field, value)]
+        )
+        for name, entry in entries:
+            try:
+                tf.data.Dataset.from_tensors(entry)
+            except (TypeError, ValueError, tf.errors.InvalidArgumentError):
+                return name, entry
+    return parts[0]
+
+
+def split_element(element: Any) -> tuple[Any, Any]:
+    """Splits one dataset element into (features, labels-or-None)."""
+    if isinstance(element, tuple) and len(element) == 2:
+        return element[0], element[1]
+    return element, None
+
+
+def check_features_match(trained: Any, received: Any, mode: str) -> None:
+    """Refuses features of other dtypes than the model trained on.
+
+    A feature missing here is left to model_fn, which may not read it (as
+    tf.estimator left it).
+
+    Args:
+        trained: the element spec TRAIN mode was built with.
+        received: the element spec `mode` is asked to run on.
+
+    Raises:
+        ValueError: a feature has another dtype than in training
+            (tf.estimator refused such input rather than cast it).
+    """
+    expected = _feature_dtypes(split_element(trained)[0])
+    given = _feature_dtypes(split_element(received)[0])
+    changed = {
+        key: (expected[key], given[key])
+        for key in expected
+        if key in given and expected[key] != given[key]
+    }
+    if changed:
+        described = ", ".join(
+            f"{key or 'features'!r}: trained on {old.name}, got {new.name}"
+            for key, (old, new) in changed.items()
+        )
+        raise ValueError(
+            f"input_fn for {mode} gives features of other dtypes than training "
+            f"did ({described}). Cast them in input_fn to the dtypes the model "
+            "was trained on."
+        )
+
+
+def raise_if_feature_missing(error: KeyError, trained: Any, received: Any, mode: str) -> None:
+    """Explains a model_fn's KeyError for a feature training had and `mode` lacks.
+
+    Raises:
+        ValueError: the missing key was a feature in training.
+    """
+    key = error.args[0] if error.args else None
+    expected = _feature_dtypes(split_element(trained)[0])
+    given = _feature_dtypes(split_element(received)[0])
+    if isinstance(key, str) and key in expected and key not in given:
+        raise ValueError(
+            f"model_fn reads feature {key!r}, which input_fn for {mode} does not "
+            f"give: it gives {sorted(given)}; training had {sorted(expected)}. "
+            f"Give {mode} the features model_fn reads."
+        ) from error
+
+
+def _feature_dtypes(features: Any) -> dict[str, tf.DType]:
+    if isinstance(features, dict):
+        return {
+            key: spec.dtype for key, spec in features.items() if hasattr(spec, "dtype")
+        }
+    return {"": features.dtype} if hasattr(features, "dtype") else {}
+
+
+def _check_element(spec: Any) -> None:
+    if isinstance(spec, tuple) and len(spec) != 2:
+        raise TypeError(
+            f"input_fn's dataset yields a tuple of {len(spec)} elements; expected "
+            "(features, labels) or features alone (a tensor or a dict)."
+        )
+    _check_features(split_element(spec)[0])
+
+
+def _check_features(features: Any) -> None:
+    if not _is_feature_structure(features):
+        raise TypeError(
+            f"features must be a tensor or a dict of tensors, got "
+            f"{type(features).__name__} ({_short(features)})."
+        )
+    if isinstance(features, dict):
+        for key, value in features.items():
+            # tf.data keeps a None as a NoneTensorSpec, which model_fn cannot
+            # use; TensorFlow (2.21) has no public name for that class.
+            if value is None or type(value).__name__ == "NoneTensorSpec":
+                raise TypeError(
+                    f"features[{key!r}] is None; input_fn must give a tensor or "
+                    f"array for every key. Remove the key {key!r} or give it a "
+                    "value."
+                )
+
+
+def _is_feature_structure(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(isinstance(k, str) for k in value)
+    return isinstance(
+        value,
+        (tf.Tensor, tf.SparseTensor, tf.RaggedTensor, tf.TypeSpec, tf.Variable),
+    )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) < 120 else text[:117] + "..."

@@ -1,0 +1,201 @@
+"""The training and evaluation loop: Keras' `fit`/`evaluate` on a ModelFnModel.
+
+There is no loop of our own: `run_training` hands Keras' `fit` the dataset and
+a list of callbacks and sets the model's `step_plan`, which tells each compiled
+call how many steps it may fuse. A callback that needs to see the loop at some
+global step (to log, to save a checkpoint, to stop) says so through
+`steps_until_needed`; the plan is the minimum over all of them, so steps that
+nothing watches run inside one compiled call.
+
+Callbacks run in list order at each boundary: the loop's own stop-at-step,
+then one `HookCallback` with every SessionRunHook, then the user's Keras
+callbacks.
+
+With a loop length (`RunConfig.steps_per_loop`, TPUEstimator's
+`iterations_per_loop`) every call runs that many steps whatever the hooks
+would like, shortened only to stop at the last step; hooks then see the
+boundaries between calls, as TPUEstimator's hooks saw its loops. Stop-at-step
+callbacks and hooks (`steps_until_stop`) still end training on their step.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import keras
+
+from keras_estimator._src.distribute import multi_worker
+
+logger = logging.getLogger("keras_estimator")
+
+# Longest run of steps fused into one call when no callback needs a step:
+# long enough to amortise dispatch, short enough that timers (seconds-based
+# checkpoints) are checked a few times a second on small models.
+MAX_FUSED_STEPS = 1000
+
+
+class StepState:
+    """The global step as the loop last saw it (read once per fused call)."""
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.value = start
+        self.last_loss: float | None = None
+
+
+class StopAtStep(keras.callbacks.Callback):
+    """Stops training once the global step reaches `last_step`."""
+
+    def __init__(self, state: StepState, last_step: int | None) -> None:
+        super().__init__()
+        self._state = state
+        self._last_step = last_step
+
+    def steps_until_needed(self, global_step: int) -> int | None:
+        if self._last_step is None:
+            return None
+        return self._last_step - global_step
+
+    # A loop of fixed length never runs past the last step.
+    steps_until_stop = steps_until_needed
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        if self._last_step is not None and self._state.value >= self._last_step:
+            self.model.stop_training = True
+
+
+def plan_steps(
+    callbacks: Sequence[Any], global_step: int, loop_length: int | None = None
+) -> int:
+    """How many steps the next compiled call may run.
+
+    Callbacks that say when they next need a step (`steps_until_needed`) bound
+    it; a plain Keras callback with batch methods sees every step, as it would
+    in `fit`; one without them does not constrain the plan. With a
+    `loop_length` only the steps until a callback stops training
+    (`steps_until_stop`) shorten it.
+    """
+    if loop_length is not None:
+        stops = [loop_length]
+        for callback in callbacks:
+            until_stop = getattr(callback, "steps_until_stop", None)
+            steps = until_stop(global_step) if until_stop is not None else None
+            if steps is not None:
+                stops.append(steps)
+        return max(min(stops), 0)
+    needs = [MAX_FUSED_STEPS]
+    for callback in callbacks:
+        need = getattr(callback, "steps_until_needed", None)
+        if need is not None:
+            steps = need(global_step)
+            if steps is not None:
+                needs.append(steps)
+        elif _sees_batches(callback):
+            needs.append(1)
+    return max(min(needs), 0)
+
+
+_BATCH_METHODS = (
+    "on_batch_begin",
+    "on_batch_end",
+    "on_train_batch_begin",
+    "on_train_batch_end",
+    "on_test_batch_begin",
+    "on_test_batch_end",
+)
+
+
+def _sees_batches(callback: Any) -> bool:
+    """Whether a Keras callback overrides any per-batch method."""
+    base = keras.callbacks.Callback
+    return any(
+        getattr(type(callback), name, None) is not getattr(base, name)
+        for name in _BATCH_METHODS
+    )
+
+
+def run_training(
+    model: Any,
+    dataset: Any,
+    state: StepState,
+    callbacks: list[Any],
+    loop_length: int | None = None,
+    **fit_kwargs: Any,
+) -> Any:
+    """Trains with Keras' `fit` until a callback stops it or the input ends.
+
+    Both `Estimator.train` and `ModelFnModel.fit` come here; `fit_kwargs` are
+    passed on to Keras (e.g. `verbose`). `loop_length`: see the module's
+    docstring.
+
+    Returns:
+        Keras' `History`, or None when no step was due.
+    """
+
+    def step_plan() -> int:
+        return plan_steps(callbacks, state.value, loop_length)
+
+    def on_chunk(logs: dict[str, Any]) -> None:
+        state.value = int(logs["global_step"])
+        state.last_loss = float(logs["loss"])
+
+    options = {"verbose": 0, "shuffle": False, **fit_kwargs}
+    model.step_plan = step_plan
+    model.after_chunk = on_chunk
+    model.loop_length = loop_length
+    strategy = getattr(model, "distribute_strategy", None)
+    try:
+        if step_plan() <= 0:
+            return None
+        # The base class's fit: ModelFnModel.fit comes here itself.
+        with multi_worker.explain_cluster_errors(strategy), model.reading_input():
+            return keras.Model.fit(
+                model,
+                dataset,
+                epochs=1,
+                callbacks=multi_worker.with_stop_together(model, callbacks),
+                **options,
+            )
+    finally:
+        model.step_plan = None
+        model.after_chunk = None
+        model.loop_length = None
+
+
+def run_evaluation(
+    model: Any,
+    dataset: Any,
+    steps: int | None,
+    callbacks: Sequence[Any] = (),
+    loop_length: int | None = None,
+) -> tuple[dict[str, Any], int]:
+    """Evaluates with Keras' `evaluate`; returns the last logs and steps run."""
+    start = model.executed_steps
+
+    def step_plan() -> int:
+        done = model.executed_steps - start
+        remaining = MAX_FUSED_STEPS if steps is None else steps - done
+        return max(min(remaining, plan_steps(callbacks, done, loop_length)), 0)
+
+    model.step_plan = step_plan
+    model.loop_length = loop_length
+    try:
+        # The base class's evaluate: a model bound to an Estimator comes here
+        # through the Estimator.
+        with (
+            multi_worker.explain_cluster_errors(model.distribute_strategy),
+            model.reading_input(),
+        ):
+            logs = keras.Model.evaluate(
+                model,
+                dataset,
+                verbose=0,
+                return_dict=True,
+                callbacks=multi_worker.with_stop_together(model, list(callbacks)),
+            )
+    finally:
+        model.step_plan = None
+        model.loop_length = None
+    return logs, model.executed_steps - start

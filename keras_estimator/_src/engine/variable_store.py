@@ -1,0 +1,429 @@
+"""Variables of a model_fn, kept across traces, modes and calls.
+
+A model_fn creates its variables while it is traced (Keras layers built in
+it, `tf.compat.v1.get_variable`, v1 metrics and optimizer slots). TF1 built a
+new graph per call and restored weights from the checkpoint; here the model_fn
+is traced into TF2 functions, possibly several times, so the variables must
+outlive each trace. The store hands every trace the same variable for the same
+TF1 name:
+
+* a *building* trace may create variables; they are made eagerly, outside the
+  function being traced, so no `tf.function` ever owns (or re-creates) them;
+* later traces only look variables up by name;
+* names follow TF1 rules (name scope + name, `_1` suffixes for repeats within
+  one trace), which is what TF1 checkpoints are keyed by;
+* each trace's graph gets the TF1 collections v1 code reads
+  (`TRAINABLE_VARIABLES` for `minimize`, `GLOBAL_STEP`, `LOCAL_VARIABLES`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator._src.checkpoint import object_checkpoint
+from keras_estimator._src.engine import v1_adam
+from keras_estimator._src.tf_internals import private_api
+
+_GraphKeys = tf.compat.v1.GraphKeys
+_LOCAL_COLLECTIONS = frozenset(
+    {_GraphKeys.LOCAL_VARIABLES, _GraphKeys.METRIC_VARIABLES}
+)
+_VARIABLE_ARGS = (
+    "trainable",
+    "dtype",
+    "shape",
+    "constraint",
+    "synchronization",
+    "aggregation",
+)
+GLOBAL_STEP_NAME = "global_step"
+
+
+@dataclasses.dataclass
+class _Entry:
+    variable: tf.Variable
+    initial_value: Callable[[], Any]
+    is_local: bool
+    collections: tuple[str, ...]
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+class _TraceState:
+    """Names and collection entries already handed out in one trace.
+
+    Under a strategy with several replicas each replica traces the model_fn
+    in its own thread, and graph-wide name scopes make replica 1's names
+    differ (`accuracy_1/total` for replica 0's `accuracy/total`). Replicas
+    ask for the same variables in the same order, so replica k's n-th request
+    is given replica 0's n-th name (`replica_names`).
+    """
+
+    def __init__(self, replica: int | None = None, replica_names: list[str] | None = None) -> None:
+        self.name_counts: dict[str, int] = {}
+        self.registered: set[int] = set()
+        self.replica = replica
+        self.replica_names = replica_names if replica_names is not None else []
+        self.position = 0
+
+    def replica_name(self, name: str) -> str:
+        """The name replica 0 used for this request (recording it on replica 0)."""
+        if self.replica == 0:
+            self.replica_names.append(name)
+        elif self.replica is not None and self.position < len(self.replica_names):
+            name = self.replica_names[self.position]
+        self.position += 1
+        return name
+
+    def unique(self, name: str) -> str:
+        count = self.name_counts.get(name, 0)
+        self.name_counts[name] = count + 1
+        return name if count == 0 else f"{name}_{count}"
+
+
+class VariableStore:
+    """Owns every variable the model_fn creates, keyed by its TF1 name."""
+
+    def __init__(self, strategy: tf.distribute.Strategy | None = None) -> None:
+        self._entries: dict[str, _Entry] = {}
+        self._strategy = strategy
+        self._creating = threading.local()
+        self._new_names: list[str] = []
+        self._pending: dict[str, _Entry] = {}
+        self._replica_names: list[str] = []
+        self._checkpoint: Any = None
+
+    # ---- lookup -------------------------------------------------------------
+    def get(self, name: str) -> tf.Variable | None:
+        entry = self._entries.get(name)
+        return entry.variable if entry else None
+
+    def saveable(self) -> dict[str, tf.Variable]:
+        """Variables a checkpoint holds: all but metric/local ones.
+
+        With an object-based Checkpoint (`use_checkpoint`), the dict also
+        carries it, and checkpoints are written through it.
+        """
+        variables = {n: e.variable for n, e in self._entries.items() if not e.is_local}
+        if self._checkpoint is None:
+            return variables
+        return object_checkpoint.CheckpointVariables(variables, self._checkpoint)
+
+    def use_checkpoint(self, checkpoint: Any) -> None:
+        """Writes checkpoints through a model_fn's `tf.train.Checkpoint`."""
+        self._checkpoint = checkpoint
+
+    def local_variables(self) -> list[tf.Variable]:
+        """Metric and other local variables: evaluation state, not model state."""
+        return [e.variable for e in self._entries.values() if e.is_local]
+
+    def pop_new_names(self) -> list[str]:
+        """Names created since the last call (so callers can restore them)."""
+        names, self._new_names = self._new_names, []
+        return names
+
+    def mark_local(self, variables: Any) -> None:
+        """Excludes the given variables (e.g. a Keras metric's) from checkpoints."""
+        ids = {id(v) for v in map(as_tf_variable, variables) if v is not None}
+        for entry in [*self._entries.values(), *self._pending.values()]:
+            if id(entry.variable) in ids:
+                entry.is_local = True
+
+    def reset_local_variables(self) -> None:
+        """Re-initialises metric variables, as each TF1 evaluation graph did."""
+        for entry in self._entries.values():
+            if entry.is_local:
+                entry.variable.assign(entry.initial_value())
+
+    def adopt(self, name: str, variable: tf.Variable, is_local: bool) -> None:
+        """Keeps a variable made elsewhere (a built Keras model's) under `name`."""
+        entry = self._entries.get(name)
+        if entry is not None:
+            if entry.variable is not variable:
+                raise ValueError(
+                    f"Variable name {name!r} is taken by another variable. "
+                    "Give the model's layers distinct names."
+                )
+            return
+        initial = tf.identity(variable.read_value()) if is_local else None
+        self._entries[name] = _Entry(
+            variable,
+            lambda: initial,
+            is_local,
+            (),
+            {"trainable": variable.trainable, "dtype": variable.dtype},
+        )
+        self._new_names.append(name)
+
+    # ---- the global step ----------------------------------------------------
+    def global_step(self) -> tf.Variable:
+        """The int64 `global_step` variable, created on first use."""
+        entry = self._entries.get(GLOBAL_STEP_NAME)
+        if entry is None:
+            entry = self._create(
+                GLOBAL_STEP_NAME,
+                lambda: tf.zeros([], tf.int64),
+                {
+                    "trainable": False,
+                    "dtype": tf.int64,
+                    "aggregation": tf.VariableAggregation.ONLY_FIRST_REPLICA,
+                },
+                (_GraphKeys.GLOBAL_VARIABLES, _GraphKeys.GLOBAL_STEP),
+            )
+        return entry.variable
+
+    # ---- tracing ------------------------------------------------------------
+    @contextlib.contextmanager
+    def scope(self, allow_creation: bool) -> Iterator[_TraceState]:
+        """Routes variable creation in the enclosed trace through the store.
+
+        Args:
+            allow_creation: whether a name not yet in the store may be created
+                (true for the building trace of a mode, false afterwards).
+        """
+        # Each trace lists its own variables (those of this store), as each
+        # TF1 graph did, never those of earlier traces or other Estimators.
+        private_api.own_variable_collections(tf.compat.v1.get_default_graph())
+        replica = _replica_index()
+        if replica == 0:
+            self._replica_names = []
+        trace = _TraceState(replica, self._replica_names)
+
+        def creator(next_creator: Callable[..., Any], **kwargs: Any) -> Any:
+            if getattr(self._creating, "active", False):
+                return next_creator(**kwargs)
+            return self._provide(next_creator, trace, allow_creation, kwargs)
+
+        # Names are taken from the root scope, as in a new TF1 graph, whatever
+        # loop or replica scope the step is traced in. Every trace on the
+        # store's variables, and every cross-replica update of them, runs in
+        # this scope: v1 Adam updates of small models are made inline there.
+        with (
+            tf.compat.v1.name_scope(None),
+            tf.variable_creator_scope(creator),
+            private_api.fresh_layer_names(),
+            private_api.fresh_variable_scopes(),
+            v1_adam.inline_small_updates(),
+        ):
+            self._register(trace, self._entries[GLOBAL_STEP_NAME])
+            yield trace
+
+    def _provide(
+        self,
+        next_creator: Callable[..., Any],
+        trace: _TraceState,
+        allow_creation: bool,
+        kwargs: dict[str, Any],
+    ) -> tf.Variable:
+        name = _qualified_name(kwargs.get("name"))
+        replica = _replica_copy(name)
+        if replica is not None:
+            # A strategy's own creator asks, device by device, for the copies
+            # of a variable made in cross-replica context (a v1 optimizer's
+            # `merge_call`): hand back the copies the store already holds.
+            base, index = replica
+            return self._component(self._entries.get(base), base, index)
+        name = trace.replica_name(trace.unique(name))
+        entry = self._entries.get(name) or self._pending.get(name)
+        if (
+            entry is not None
+            and isinstance(entry.variable, tf.distribute.DistributedValues)
+            and tf.distribute.in_cross_replica_context()
+        ):
+            return self._component(entry, name, 0)
+        if entry is None:
+            if not allow_creation:
+                raise ValueError(
+                    f"model_fn created a new variable {name!r} on a later call "
+                    "than the first one of its mode. Variables must be created "
+                    "the same way on every call: build layers inside model_fn "
+                    "unconditionally and give them stable names."
+                )
+            entry = self._template(next_creator, name, kwargs)
+        else:
+            _check_shape(name, entry.variable, kwargs)
+        self._register(trace, entry)
+        return entry.variable
+
+    def _component(self, entry: _Entry | None, name: str, index: int) -> tf.Variable:
+        components = getattr(entry.variable, "values", None) if entry else None
+        if not components or index >= len(components):
+            raise ValueError(
+                f"A distribution strategy asked for copy {index} of variable "
+                f"{name!r}, which the Estimator does not hold on that device. "
+                "Create variables inside model_fn, not in a merge_call."
+            )
+        return components[index]
+
+    def _template(
+        self, next_creator: Callable[..., Any], name: str, kwargs: dict[str, Any]
+    ) -> _Entry:
+        """A stand-in variable for the building trace; made real by `materialize`."""
+        collections = tuple(kwargs.get("collections") or ())
+        initial_value = _initial_value_fn(name, kwargs)
+        self._creating.active = True
+        try:
+            # Named as the real variable will be: v1 optimizers name slots
+            # after their variable's name.
+            with tf.compat.v1.name_scope(None):
+                stand_in = next_creator(
+                    **dict(kwargs, name=name, initial_value=initial_value)
+                )
+        finally:
+            self._creating.active = False
+        entry = _Entry(
+            stand_in,
+            initial_value,
+            bool(_LOCAL_COLLECTIONS.intersection(collections)),
+            collections,
+            {k: kwargs.get(k) for k in _VARIABLE_ARGS},
+        )
+        self._pending[name] = entry
+        return entry
+
+    def materialize(self) -> None:
+        """Creates, outside any trace, the variables the building trace asked for."""
+        pending, self._pending = self._pending, {}
+        for name, entry in pending.items():
+            self._create(
+                name,
+                entry.initial_value,
+                entry.options,
+                entry.collections,
+                is_local=entry.is_local,
+            )
+
+    def _create(
+        self,
+        name: str,
+        initial_value: Callable[[], Any],
+        options: dict[str, Any],
+        collections: tuple[str, ...],
+        is_local: bool | None = None,
+    ) -> _Entry:
+        options = {k: v for k, v in options.items() if v is not None}
+        if options.get("synchronization") == tf.VariableSynchronization.AUTO:
+            options.pop("synchronization")
+        self._creating.active = True
+        try:
+            with contextlib.ExitStack() as stack:
+                stack.enter_context(tf.init_scope())
+                stack.enter_context(tf.compat.v1.name_scope(None))
+                if self._strategy is not None:
+                    stack.enter_context(self._strategy.scope())
+                variable = tf.Variable(initial_value, name=name, **options)
+        finally:
+            self._creating.active = False
+        if not isinstance(variable, tf.Variable):
+            # A ParameterServerStrategy with a variable_partitioner splits
+            # variables into shards; TF1 checkpoints and v1 code want them whole.
+            raise ValueError(
+                f"The distribution strategy made variable {name!r} a "
+                f"{type(variable).__name__}, not a tf.Variable. The Estimator "
+                "keeps each variable whole: create the ParameterServerStrategy "
+                "without variable_partitioner."
+            )
+        if is_local is None:
+            is_local = bool(_LOCAL_COLLECTIONS.intersection(collections))
+        entry = _Entry(variable, initial_value, is_local, collections, options)
+        self._entries[name] = entry
+        self._new_names.append(name)
+        return entry
+
+    def _register(self, trace: _TraceState, entry: _Entry) -> None:
+        """Adds a variable to the current graph's TF1 collections, once."""
+        variable = entry.variable
+        if id(variable) in trace.registered:
+            return
+        trace.registered.add(id(variable))
+        graph = tf.compat.v1.get_default_graph()
+        collections = list(entry.collections)
+        if not collections:
+            collections = [
+                _GraphKeys.LOCAL_VARIABLES
+                if entry.is_local
+                else _GraphKeys.GLOBAL_VARIABLES
+            ]
+        if variable.trainable and _GraphKeys.TRAINABLE_VARIABLES not in collections:
+            collections.append(_GraphKeys.TRAINABLE_VARIABLES)
+        for key in collections:
+            if not any(v is variable for v in graph.get_collection(key)):
+                graph.add_to_collection(key, variable)
+
+
+def as_tf_variable(value: Any) -> tf.Variable | None:
+    """The tf.Variable that `value` is or that a Keras 3 variable wraps; else None."""
+    if isinstance(value, tf.Variable):
+        return value
+    inner = getattr(value, "value", None)
+    if isinstance(inner, tf.Variable) and hasattr(value, "path"):
+        return inner
+    return None
+
+
+def _qualified_name(name: str | None) -> str:
+    """The TF1 name a variable created here would get (without ':0')."""
+    base = (name or "Variable").split(":")[0].rstrip("/")
+    keras_path = private_api.keras_scope_path()
+    if keras_path and "/" not in base:
+        return f"{keras_path}/{base}"
+    scope = tf.compat.v1.get_default_graph().get_name_scope()
+    if scope and not base.startswith(scope + "/"):
+        return f"{scope}/{base}"
+    return base
+
+
+def _replica_index() -> int | None:
+    """This replica's index when tracing for several replicas, else None."""
+    if tf.distribute.get_strategy().num_replicas_in_sync == 1:
+        return None
+    context = tf.distribute.get_replica_context()
+    if context is None:
+        return None
+    index = tf.get_static_value(context.replica_id_in_sync_group)
+    return int(index) if index is not None else None
+
+
+def _replica_copy(name: str) -> tuple[str, int] | None:
+    """`(base name, replica index)` for `name/replica_<i>`, MirroredStrategy's copies."""
+    base, _, last = name.rpartition("/replica_")
+    if base and last.isdigit():
+        return base, int(last)
+    return None
+
+
+def _initial_value_fn(name: str, kwargs: dict[str, Any]) -> Callable[[], Any]:
+    """A callable giving the variable's initial value outside the trace."""
+    initial_value = kwargs.get("initial_value")
+    if callable(initial_value):
+        return initial_value
+    if isinstance(initial_value, tf.Tensor) and not hasattr(initial_value, "numpy"):
+        constant = tf.get_static_value(initial_value)
+        if constant is None:
+            raise ValueError(
+                f"Variable {name!r} is initialised from a tensor computed inside "
+                f"model_fn ({initial_value!r}), which cannot be evaluated before "
+                "the first step. Pass an initializer (a callable or constant) "
+                "instead, e.g. `tf.compat.v1.get_variable(..., initializer="
+                "tf.zeros_initializer())`."
+            )
+        return lambda: constant
+    return lambda: initial_value
+
+
+def _check_shape(name: str, variable: tf.Variable, kwargs: dict[str, Any]) -> None:
+    shape = kwargs.get("shape")
+    if shape is None:
+        return
+    wanted = tf.TensorShape(shape)
+    if wanted.rank is not None and not wanted.is_compatible_with(variable.shape):
+        raise ValueError(
+            f"model_fn asks for variable {name!r} with shape {wanted}, but it "
+            f"already exists with shape {variable.shape}. Give differently "
+            "shaped variables different names."
+        )

@@ -1,0 +1,858 @@
+"""`Estimator`: train, evaluate and predict a model_fn, with model_dir checkpoints.
+
+The Estimator owns the model_dir and the variable store; it wraps the model_fn
+once as a `ModelFnModel` and runs every call through Keras' trainer
+(`_loop`). Variables live across calls; before each call the latest
+checkpoint is restored by name only when it is not the one the store already
+holds, so repeated `predict()` calls neither retrace nor reload.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from keras_estimator._src.base import fn_args, graph_mode
+from keras_estimator._src.base.mode_keys import ModeKeys
+from keras_estimator._src.base.run_config import RunConfig
+from keras_estimator._src.base.session_config import apply_session_config
+from keras_estimator._src.checkpoint import checkpoints as _checkpoint
+from keras_estimator._src.checkpoint import model_dir_lock as _model_dir_lock
+from keras_estimator._src.checkpoint.warm_start import (
+    WarmStartSettings,
+    as_settings,
+    warm_start,
+)
+from keras_estimator._src.distribute import multi_worker
+from keras_estimator._src.distribute import preemption as _preemption
+from keras_estimator._src.engine import input_release, inputs
+from keras_estimator._src.engine import loop as _loop
+from keras_estimator._src.engine import loop_context as _loop_context
+from keras_estimator._src.engine import ps_training as _ps_training
+from keras_estimator._src.engine.hook_callback import HookCallback, check_hooks
+from keras_estimator._src.engine.model_fn_model import ModelFnModel
+from keras_estimator._src.engine.summaries import SummarySaverHook
+from keras_estimator._src.engine.variable_store import VariableStore
+from keras_estimator._src.export import saved_model as _export
+from keras_estimator._src.hooks.basic_hooks import (
+    LoggingTensorHook,
+    NanTensorHook,
+    StepCounterHook,
+)
+from keras_estimator._src.hooks.checkpoint_hooks import CheckpointSaverHook
+
+logger = logging.getLogger("keras_estimator")
+
+
+class Estimator:
+    """Trains, evaluates and predicts with a TF1-style `model_fn`.
+
+    Args:
+        model_fn: `model_fn(features, labels, mode, params, config)` returning
+            an `EstimatorSpec`; it may take any subset of those arguments
+            (features is required).
+        model_dir: where checkpoints go. If None, `config.model_dir`, else a
+            new temporary directory.
+        config: a `RunConfig`.
+        params: a dict passed to model_fn and input_fn as `params`.
+        warm_start_from: a `WarmStartSettings`, or the path of a checkpoint,
+            a model directory or a SavedModel whose trainable variables
+            initialise the model when training starts with no checkpoint in
+            model_dir.
+
+    Example:
+        >>> est = Estimator(model_fn, model_dir="/tmp/m")  # doctest: +SKIP
+        >>> est.train(input_fn, steps=100)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        model_fn: Callable[..., Any],
+        model_dir: str | os.PathLike[str] | None = None,
+        config: RunConfig | None = None,
+        params: dict[str, Any] | None = None,
+        warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
+    ) -> None:
+        graph_mode.check_eager_execution()
+        self._model_fn_args = fn_args.validate_model_fn(model_fn)
+        if config is None:
+            config = RunConfig()
+        elif not isinstance(config, RunConfig):
+            raise TypeError(
+                f"config must be a keras_estimator.RunConfig, got {type(config).__name__}."
+            )
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"params must be a dict or None, got {type(params).__name__}.")
+        if params and "params" not in self._model_fn_args:
+            raise ValueError(
+                f"params {sorted(params)} were given but model_fn does not take a "
+                "`params` argument. Add `params` to model_fn's parameters."
+            )
+        self._model_dir = _resolve_model_dir(model_dir, config)
+        self._config = config.replace(model_dir=self._model_dir)
+        apply_session_config(self._config.session_config)
+        self._model_fn = model_fn
+        self._params = dict(params or {})
+        self._warm_start_from = as_settings(warm_start_from)
+        self._warm_started = False
+        self._strategy = _strategy_of(self._config)
+        self._store = VariableStore(self._strategy)
+        self._model: ModelFnModel | None = None
+        self._synced_checkpoint: str | None = None
+        self._predict_function: Any = None
+
+    # ---- properties -----------------------------------------------------------
+    @property
+    def model_dir(self) -> str:
+        return self._model_dir
+
+    @property
+    def config(self) -> RunConfig:
+        return self._config
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self._params)
+
+    @property
+    def model_fn(self) -> Callable[..., Any]:
+        """The model_fn, called as `model_fn(features, labels, mode, config)`."""
+        def public_model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+            candidates = {
+                "features": features,
+                "labels": labels,
+                "mode": mode,
+                "params": self._params,
+                "config": config,
+            }
+            return self._model_fn(
+                **{k: v for k, v in candidates.items() if k in self._model_fn_args}
+            )
+
+        return public_model_fn
+
+    # ---- checkpoints ----------------------------------------------------------
+    def latest_checkpoint(self) -> str | None:
+        """The newest checkpoint prefix in model_dir, or None."""
+        return _checkpoint.latest(self._model_dir)
+
+    def get_variable_names(self) -> list[str]:
+        """Names of the variables in the latest checkpoint."""
+        return _checkpoint.variable_names(self._require_checkpoint())
+
+    def get_variable_value(self, name: str) -> np.ndarray:
+        """The value of variable `name` in the latest checkpoint."""
+        return _checkpoint.variable_value(self._require_checkpoint(), name)
+
+    def eval_dir(self, name: str | None = None) -> str:
+        """Where evaluate() writes summaries: `eval` or `eval_<name>`."""
+        return os.path.join(self._model_dir, "eval" if not name else f"eval_{name}")
+
+    def _require_checkpoint(self) -> str:
+        path = self.latest_checkpoint()
+        if path is None:
+            raise ValueError(
+                f"model_dir {self._model_dir!r} has no checkpoint yet. Train the "
+                "Estimator first, or point model_dir at a trained model."
+            )
+        return path
+
+    # ---- train ----------------------------------------------------------------
+    def train(
+        self,
+        input_fn: Callable[..., Any],
+        hooks: Sequence[Any] | None = None,
+        steps: int | None = None,
+        max_steps: int | None = None,
+        saving_listeners: Sequence[Any] | None = None,
+        *,
+        callbacks: Sequence[Any] | None = None,
+    ) -> Estimator:
+        """Trains for `steps` more steps, up to `max_steps`, or until input ends.
+
+        Args:
+            input_fn: returns a dataset of `(features, labels)`.
+            hooks: SessionRunHooks, run after the model_fn's own
+                `training_chief_hooks` and `training_hooks`.
+            steps: steps to add to the current global step.
+            max_steps: the global step to stop at; training is skipped if the
+                checkpoint is already there.
+            saving_listeners: `CheckpointSaverListener`s called around each
+                checkpoint save.
+            callbacks: Keras callbacks, called after the hooks at each run.
+
+        Under a `tf.distribute.experimental.ParameterServerStrategy` the chief
+        schedules the steps on the cluster's workers (`_ps_training`); on a
+        ps task, or a worker of a cluster with ps tasks, train serves the
+        chief instead and never returns.
+
+        The chief holds model_dir's lock file (`_model_dir_lock`) while it
+        trains. On SIGTERM in the main thread, training stops after the run
+        of steps under way, saves a checkpoint and returns (`_preemption`).
+
+        Returns:
+            self, for chaining.
+
+        Raises:
+            ValueError: another trainer holds model_dir's lock.
+        """
+        _check_steps(steps, max_steps)
+        user_hooks = check_hooks(hooks)
+        user_callbacks = _check_callbacks(callbacks)
+        listeners = _check_listeners(saving_listeners)
+        if self._strategy is None and _ps_training.serves_instead_of_training(
+            self._config
+        ):
+            # Parameter-server training: only the chief trains; ps and worker
+            # tasks serve it (and never return).
+            _ps_training.serve(self._config)
+        if multi_worker.writes_to_model_dir(self._config):
+            self._ensure_writable()
+        # Only the chief writes model_dir; a cluster's workers share it.
+        lock = (
+            _model_dir_lock.held(self._model_dir)
+            if self._config.is_chief
+            else contextlib.nullcontext()
+        )
+        with lock, _preemption.on_sigterm() as preemption:
+            self._train(
+                input_fn,
+                steps,
+                max_steps,
+                user_hooks,
+                user_callbacks,
+                listeners,
+                preemption,
+            )
+        return self
+
+    def _train(
+        self,
+        input_fn: Callable[..., Any],
+        steps: int | None,
+        max_steps: int | None,
+        user_hooks: list[Any],
+        user_callbacks: list[Any],
+        listeners: list[Any],
+        preemption: _preemption.Preemption,
+    ) -> None:
+        """`train` once the model_dir is this trainer's."""
+        model = self._get_model()
+        dataset, element_spec = self._loop_input(input_fn, ModeKeys.TRAIN)
+        if self.latest_checkpoint() is None:
+            self._seed()
+        model.build_mode(ModeKeys.TRAIN, element_spec)
+        self._sync(None, ModeKeys.TRAIN)
+        start = int(self._store.global_step().numpy())
+        multi_worker.check_same_step(self._strategy, start, self._model_dir)
+        if max_steps is not None and start >= max_steps:
+            logger.info("Skipping training since max_steps has already saved.")
+            return
+        last_step = start + steps if steps is not None else max_steps
+        state = _loop.StepState(start)
+        spec_hooks = model.spec_hooks.get(ModeKeys.TRAIN, ())
+        hooks = [
+            NanTensorHook.for_loop(),
+            *spec_hooks,
+            *user_hooks,
+            *self._default_hooks(model, listeners),
+        ]
+        loop_callbacks: list[Any] = [
+            _loop.StopAtStep(state, last_step),
+            HookCallback(hooks),
+            *user_callbacks,
+            _preemption.StopOnSigterm(preemption),
+        ]
+        with _loop_context.active(self._loop_context()):
+            if _ps_training.is_parameter_server_strategy(self._strategy):
+                if self._config.steps_per_loop is not None:
+                    logger.warning(
+                        "RunConfig.steps_per_loop=%d is ignored under "
+                        "ParameterServerStrategy, which schedules runs per worker.",
+                        self._config.steps_per_loop,
+                    )
+                _ps_training.run_training(
+                    model, self._store, self._strategy, dataset, state, loop_callbacks
+                )
+            else:
+                _loop.run_training(
+                    model,
+                    dataset,
+                    state,
+                    loop_callbacks,
+                    loop_length=self._config.steps_per_loop,
+                )
+        ran = state.value - state.start
+        if ran == 0 and not preemption.requested:
+            logger.warning(
+                "Training with estimator made no steps. Perhaps input is empty or "
+                "misspecified."
+            )
+            warnings.warn(
+                "Training with estimator made no steps: input_fn's dataset was "
+                "empty. Check input_fn.",
+                stacklevel=2,
+            )
+        if preemption.requested:
+            self._save_on_preemption(state.value)
+        # Other workers wait for the chief's last checkpoint before reading it.
+        multi_worker.barrier(self._strategy)
+        self._synced_checkpoint = self.latest_checkpoint()
+        logger.info("Loss for final step: %s.", state.last_loss)
+
+    def _save_on_preemption(self, step: int) -> None:
+        """Saves `step` unless a hook's `end` already did; says where training stopped."""
+        if not self._config.is_chief:
+            logger.warning(
+                "Training stopped on SIGTERM at step %d; the chief saves the "
+                "checkpoint.",
+                step,
+            )
+            return
+        latest = self.latest_checkpoint()
+        if latest is None or _checkpoint.step_of(latest) != step:
+            policy = _checkpoint.RetentionPolicy(
+                self._config.keep_checkpoint_max,
+                float(self._config.keep_checkpoint_every_n_hours),
+            )
+            latest = _checkpoint.save(
+                self._store.saveable(), self._model_dir, step, policy
+            )
+        logger.warning(
+            "Training stopped on SIGTERM at step %d; the checkpoint %s was saved.",
+            step,
+            latest,
+        )
+
+    def _default_hooks(self, model: ModelFnModel, listeners: list[Any]) -> list[Any]:
+        """tf.estimator's default hooks: logging, steps/sec, summaries, checkpoints.
+
+        Step counting and checkpointing run on the chief only, as before.
+        """
+        config = self._config
+        hooks: list[Any] = []
+        every = config.log_step_count_steps
+        loss_name = model.loss_names.get(ModeKeys.TRAIN)
+        if every and loss_name:
+            hooks.append(
+                LoggingTensorHook(
+                    {"loss": loss_name, "step": "global_step"}, every_n_iter=every
+                )
+            )
+        if not config.is_chief:
+            return hooks
+        if every:
+            hooks.append(StepCounterHook(every_n_steps=every, output_dir=self._model_dir))
+        if config.save_summary_steps:
+            hooks.append(
+                SummarySaverHook(
+                    save_steps=config.save_summary_steps, output_dir=self._model_dir
+                )
+            )
+        if config.save_checkpoints_steps or config.save_checkpoints_secs:
+            saver = CheckpointSaverHook(
+                self._model_dir,
+                save_secs=config.save_checkpoints_secs,
+                save_steps=config.save_checkpoints_steps,
+                listeners=listeners,
+            )
+            saver.keep_checkpoint_max = config.keep_checkpoint_max
+            saver.keep_checkpoint_every_n_hours = config.keep_checkpoint_every_n_hours
+            hooks.append(saver)
+        return hooks
+
+    def _loop_context(self) -> _loop_context.LoopContext:
+        return _loop_context.LoopContext(
+            self._model_dir, self._store.saveable, self._store.global_step()
+        )
+
+    # ---- evaluate -------------------------------------------------------------
+    def evaluate(
+        self,
+        input_fn: Callable[..., Any],
+        steps: int | None = None,
+        hooks: Sequence[Any] | None = None,
+        checkpoint_path: str | None = None,
+        name: str | None = None,
+        *,
+        callbacks: Sequence[Any] | None = None,
+    ) -> dict[str, Any]:
+        """Evaluates on `steps` batches (or until input ends).
+
+        Returns:
+            The eval metrics, `loss` (mean over batches) and `global_step`.
+        """
+        _check_steps(steps, None)
+        user_hooks = check_hooks(hooks)
+        user_callbacks = _check_callbacks(callbacks)
+        model = self._get_model()
+        dataset, element_spec = self._loop_input(input_fn, ModeKeys.EVAL)
+        model.build_mode(ModeKeys.EVAL, element_spec)
+        self._sync(checkpoint_path, ModeKeys.EVAL)
+        multi_worker.check_same_step(
+            self._strategy, int(self._store.global_step().numpy()), self._model_dir
+        )
+        self._store.reset_local_variables()
+        spec_hooks = model.spec_hooks.get(ModeKeys.EVAL, ())
+        eval_callbacks = [HookCallback([*spec_hooks, *user_hooks]), *user_callbacks]
+        with _loop_context.active(self._loop_context()):
+            logs, ran = _loop.run_evaluation(
+                model, dataset, steps, eval_callbacks, self._config.steps_per_loop
+            )
+        if ran == 0:
+            warnings.warn(
+                "Evaluation made no steps: input_fn's dataset was empty.",
+                stacklevel=2,
+            )
+        if ran:
+            logs = {**logs, **model.final_metric_values(element_spec)}
+        results = {key: _to_python(value) for key, value in logs.items()}
+        results["global_step"] = int(self._store.global_step().numpy())
+        if multi_worker.writes_to_model_dir(self._config):
+            self._write_eval_summary(results, name)
+        return results
+
+    def _write_eval_summary(self, results: dict[str, Any], name: str | None) -> None:
+        writer = tf.summary.create_file_writer(self.eval_dir(name))
+        with writer.as_default():
+            for key, value in results.items():
+                if key != "global_step" and np.ndim(value) == 0:
+                    tf.summary.scalar(key, value, step=results["global_step"])
+        writer.close()
+
+    # ---- predict --------------------------------------------------------------
+    def predict(
+        self,
+        input_fn: Callable[..., Any],
+        predict_keys: str | Sequence[str] | None = None,
+        hooks: Sequence[Any] | None = None,
+        checkpoint_path: str | None = None,
+        yield_single_examples: bool = True,
+        *,
+        callbacks: Sequence[Any] | None = None,
+    ) -> Iterator[Any]:
+        """Yields predictions for each example (or each batch) of input_fn.
+
+        Hooks and Keras callbacks see one run per batch, in the order of
+        Keras' predict loop (`on_predict_begin`, then per batch
+        `on_predict_batch_begin` / `on_predict_batch_end`, then `on_predict_end`).
+        """
+        user_hooks = check_hooks(hooks)
+        user_callbacks = _check_callbacks(callbacks)
+        model = self._get_model()
+        dataset = self._dataset(input_fn, ModeKeys.PREDICT)
+        model.build_mode(ModeKeys.PREDICT, dataset.element_spec)
+        self._sync(checkpoint_path, ModeKeys.PREDICT)
+        if self._predict_function is None:
+            self._predict_function = model.make_predict_function()
+        spec_hooks = model.spec_hooks.get(ModeKeys.PREDICT, ())
+        all_hooks = [*spec_hooks, *user_hooks]
+        listeners = keras.callbacks.CallbackList(
+            ([HookCallback(all_hooks)] if all_hooks else []) + user_callbacks,
+            model=model,
+        )
+        keys = [predict_keys] if isinstance(predict_keys, str) else predict_keys
+        # The box holds the only reference to the input iterator, which is
+        # freed on the release thread however the caller leaves the generator.
+        input_box = [iter(dataset)]
+        try:
+            with _loop_context.active(self._loop_context()):
+                yield from self._predict_batches(
+                    model, input_box, listeners, keys, yield_single_examples
+                )
+        finally:
+            input_release.release(input_box)
+
+    def _predict_batches(
+        self,
+        model: ModelFnModel,
+        input_box: list[Any],
+        listeners: Any,
+        keys: Sequence[str] | None,
+        yield_single_examples: bool,
+    ) -> Iterator[Any]:
+        model.stop_predicting = False
+        listeners.on_predict_begin()
+        batch = 0
+        while not model.stop_predicting:
+            listeners.on_predict_batch_begin(batch)
+            try:
+                outputs = self._predict_function(input_box[0])
+            except StopIteration:
+                break
+            model.last_run_steps = 1
+            listeners.on_predict_batch_end(batch, {"outputs": outputs})
+            batch += 1
+            outputs = _select_keys(outputs, keys)
+            if yield_single_examples:
+                yield from _split_examples(outputs)
+            else:
+                yield tf.nest.map_structure(lambda t: t.numpy(), outputs)
+        listeners.on_predict_end()
+
+    # ---- export ---------------------------------------------------------------
+    def export_saved_model(
+        self,
+        export_dir_base: str | bytes | os.PathLike[str],
+        serving_input_receiver_fn: Callable[[], Any] | None,
+        assets_extra: dict[str, str] | None = None,
+        as_text: bool = False,
+        checkpoint_path: str | None = None,
+        experimental_mode: str = ModeKeys.PREDICT,
+    ) -> bytes:
+        """Exports the serving graph and a checkpoint's values as a SavedModel.
+
+        The serving_input_receiver_fn and the model_fn (PREDICT mode) are
+        traced together; variables take the values of `checkpoint_path` (or
+        the latest checkpoint). Each entry of the EstimatorSpec's
+        `export_outputs` becomes a signature under its key (default: the
+        predictions as `serving_default`), plus `<alternative>:<key>` for
+        each receiver tensors alternative, with the method names TensorFlow
+        Serving expects. The SavedModel loads with `tf.saved_model.load`,
+        without this package.
+
+        Args:
+            export_dir_base: the export is written to
+                `<export_dir_base>/<timestamp>`.
+            serving_input_receiver_fn: a function of no arguments returning a
+                `keras_estimator.export.ServingInputReceiver` or
+                `TensorServingInputReceiver`.
+            assets_extra: a dict of destination path (relative to
+                `assets.extra/`) -> source file to copy there.
+            as_text: write `saved_model.pbtxt` instead of `saved_model.pb`.
+            checkpoint_path: the checkpoint to export; None for the latest.
+            experimental_mode: only `ModeKeys.PREDICT` can be exported.
+
+        Returns:
+            The export directory, as bytes.
+
+        Raises:
+            ValueError: no receiver fn or no checkpoint, or bad receivers or
+                export outputs.
+            NotImplementedError: `experimental_mode` is TRAIN or EVAL.
+        """
+        if not serving_input_receiver_fn:
+            raise ValueError(
+                "An input_receiver_fn must be defined: pass a "
+                "serving_input_receiver_fn returning a ServingInputReceiver."
+            )
+        return self.experimental_export_all_saved_models(
+            export_dir_base,
+            {experimental_mode: serving_input_receiver_fn},
+            assets_extra=assets_extra,
+            as_text=as_text,
+            checkpoint_path=checkpoint_path,
+        )
+
+    def experimental_export_all_saved_models(
+        self,
+        export_dir_base: str | bytes | os.PathLike[str],
+        input_receiver_fn_map: dict[str, Callable[[], Any]],
+        assets_extra: dict[str, str] | None = None,
+        as_text: bool = False,
+        checkpoint_path: str | None = None,
+    ) -> bytes:
+        """Exports a SavedModel for the modes in `input_receiver_fn_map`.
+
+        Only `ModeKeys.PREDICT` (the serving graph, as in
+        `export_saved_model`) can be exported; TRAIN and EVAL raise
+        NotImplementedError.
+
+        Returns:
+            The export directory, as bytes.
+        """
+        path = _export.resolve_checkpoint(
+            checkpoint_path,
+            self.latest_checkpoint(),
+            self._model_dir,
+            self._warm_start_from.ckpt_to_initialize_from
+            if self._warm_start_from
+            else None,
+        )
+        return _export.export_all_saved_models(
+            self._get_model(),
+            multi_worker.private_export_base(self._config, export_dir_base),
+            input_receiver_fn_map,
+            path,
+            assets_extra=assets_extra,
+            as_text=as_text,
+        )
+
+    @property
+    def export_savedmodel(self) -> Callable[..., bytes]:
+        """Deprecated alias of `export_saved_model` (tf.compat.v1's signature).
+
+        Called as `export_savedmodel(export_dir_base,
+        serving_input_receiver_fn, assets_extra=None, as_text=False,
+        checkpoint_path=None, strip_default_attrs=False)`; `strip_default_attrs`
+        has no effect (TF2's SavedModel writer decides).
+        """
+
+        def export_savedmodel(
+            export_dir_base: str | bytes | os.PathLike[str],
+            serving_input_receiver_fn: Callable[[], Any],
+            assets_extra: dict[str, str] | None = None,
+            as_text: bool = False,
+            checkpoint_path: str | None = None,
+            strip_default_attrs: bool = False,
+        ) -> bytes:
+            warnings.warn(
+                "Estimator.export_savedmodel is deprecated: use export_saved_model.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return self.export_saved_model(
+                export_dir_base,
+                serving_input_receiver_fn,
+                assets_extra=assets_extra,
+                as_text=as_text,
+                checkpoint_path=checkpoint_path,
+            )
+
+        return export_savedmodel
+
+    # ---- internals ------------------------------------------------------------
+    def _get_model(self) -> ModelFnModel:
+        if self._model is None:
+            # Made in the strategy's scope, the model runs its steps on every
+            # replica (`model.distribute_strategy`). A parameter-server chief
+            # schedules train steps itself and evaluates locally: no scope.
+            strategy = self._strategy
+            if _ps_training.is_parameter_server_strategy(strategy):
+                strategy = None
+            with strategy.scope() if strategy else contextlib.nullcontext():
+                model = ModelFnModel(
+                    self._model_fn,
+                    self._model_fn_args,
+                    self._params,
+                    self._config,
+                    self._store,
+                )
+                model.compile(optimizer=None, jit_compile=False, steps_per_execution=1)
+            self._model = model
+        return self._model
+
+    def _dataset(self, input_fn: Callable[..., Any], mode: str) -> tf.data.Dataset:
+        return inputs.make_dataset(input_fn, mode, self._params, self._config)
+
+    def _loop_input(self, input_fn: Callable[..., Any], mode: str) -> tuple[Any, Any]:
+        """The train/eval loop's input and the spec of one replica's element.
+
+        With several replicas, input_fn is called once per input pipeline
+        (worker), with a `tf.distribute.InputContext` when it takes
+        `input_context`, and each element is one replica's batch, as
+        tf.estimator's `make_input_fn_iterator` had it. Under parameter
+        servers the TRAIN input is made on each worker (`_ps_training`).
+        """
+        strategy = self._strategy
+        if mode == ModeKeys.TRAIN and _ps_training.is_parameter_server_strategy(strategy):
+            return _ps_training.per_worker_input(
+                strategy,
+                lambda context: inputs.make_dataset(
+                    input_fn, mode, self._params, self._config, input_context=context
+                ),
+            )
+        one_replica = strategy is not None and strategy.num_replicas_in_sync == 1
+        mirrored = isinstance(strategy, tf.distribute.MirroredStrategy)
+        if strategy is None or (one_replica and not mirrored):
+            dataset = self._dataset(input_fn, mode)
+            return dataset, dataset.element_spec
+        options = None
+        if one_replica:
+            # One Mirrored replica reads as if there were no strategy. The
+            # default (a multi-device iterator prefetching through a
+            # generator) costs about a small model's step for every batch.
+            options = tf.distribute.InputOptions(
+                experimental_fetch_to_device=False,
+                experimental_replication_mode=tf.distribute.InputReplicationMode.PER_REPLICA,
+            )
+        made: list[tf.data.Dataset] = []
+
+        def dataset_fn(context: tf.distribute.InputContext) -> tf.data.Dataset:
+            dataset = inputs.make_dataset(
+                input_fn, mode, self._params, self._config, input_context=context
+            )
+            dataset = multi_worker.shard_by_policy(dataset, input_fn, context)
+            made.append(dataset)
+            return dataset
+
+        distributed = strategy.distribute_datasets_from_function(dataset_fn, options)
+        return distributed, made[0].element_spec
+
+    def _seed(self) -> None:
+        seed = self._config.tf_random_seed
+        if seed is not None:
+            keras.utils.set_random_seed(seed)
+
+    def _sync(self, checkpoint_path: str | None, mode: str) -> None:
+        """Loads the wanted checkpoint into the store unless already there."""
+        new_names = self._store.pop_new_names()
+        path = checkpoint_path or self.latest_checkpoint()
+        if path is None:
+            if mode != ModeKeys.TRAIN:
+                logger.info(
+                    "Could not find trained model in model_dir: %s, running "
+                    "initialization to %s.",
+                    self._model_dir,
+                    "predict" if mode == ModeKeys.PREDICT else "evaluate",
+                )
+            elif self._warm_start_from:
+                self._warm_start(new_names)
+            return
+        saveable = self._store.saveable()
+        if path != self._synced_checkpoint:
+            logger.info("Restoring parameters from %s", path)
+            if checkpoint_path is None and mode == ModeKeys.TRAIN:
+                # A damaged newest checkpoint: train on from the newest intact
+                # one (with a warning), never from step 0.
+                path = _checkpoint.restore_or_fall_back(saveable, self._model_dir, path)
+            else:
+                _checkpoint.restore(saveable, path)
+        else:
+            fresh = {n: saveable[n] for n in new_names if n in saveable}
+            _checkpoint.restore(fresh, path)
+        self._synced_checkpoint = path
+
+    def _warm_start(self, names: list[str]) -> None:
+        """Initialises the model from `warm_start_from`, once, before training.
+
+        Called when training starts with no checkpoint in model_dir. All the
+        store's variables are candidates, not only `names` (those this call
+        created): variables an earlier evaluate or predict created belong to
+        the training graph tf.estimator warm-started too.
+        """
+        if self._warm_start_from is not None and not self._warm_started:
+            warm_start(self._store.saveable(), self._warm_start_from)
+            self._warm_started = True
+
+    def _ensure_writable(self) -> None:
+        try:
+            tf.io.gfile.makedirs(self._model_dir)
+            probe = os.path.join(self._model_dir, ".write_probe")
+            with tf.io.gfile.GFile(probe, "w") as handle:
+                handle.write("")
+            tf.io.gfile.remove(probe)
+        except (OSError, tf.errors.OpError) as error:
+            raise ValueError(
+                f"model_dir {self._model_dir!r} is not writable ({error}). Pass a "
+                "model_dir you can write to."
+            ) from None
+
+
+def _resolve_model_dir(
+    model_dir: str | os.PathLike[str] | None, config: RunConfig
+) -> str:
+    given = os.fspath(model_dir) if model_dir is not None else None
+    if given is not None and config.model_dir and given != config.model_dir:
+        raise ValueError(
+            f"model_dir={given!r} differs from RunConfig.model_dir="
+            f"{config.model_dir!r}. Set only one of them, or make them equal."
+        )
+    resolved = given or config.model_dir
+    if not resolved:
+        resolved = tempfile.mkdtemp()
+        logger.warning("Using temporary folder as model directory: %s", resolved)
+    return resolved
+
+
+def _check_steps(steps: int | None, max_steps: int | None) -> None:
+    if steps is not None and max_steps is not None:
+        raise ValueError(
+            f"Can not provide both steps={steps} and max_steps={max_steps}: steps "
+            "adds to the current global step, max_steps is absolute. Pass one."
+        )
+    for name, value in (("steps", steps), ("max_steps", max_steps)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {value!r}.")
+        if value <= 0:
+            raise ValueError(f"Must specify {name} > 0, given: {value}.")
+
+
+def _check_listeners(listeners: Any) -> list[Any]:
+    if listeners is None:
+        return []
+    if not isinstance(listeners, (list, tuple)) or not all(
+        callable(getattr(listener, "after_save", None)) for listener in listeners
+    ):
+        raise TypeError(
+            f"saving_listeners must be a list of CheckpointSaverListener, got "
+            f"{listeners!r}."
+        )
+    return list(listeners)
+
+
+def _check_callbacks(callbacks: Any) -> list[Any]:
+    if callbacks is None:
+        return []
+    if not isinstance(callbacks, (list, tuple)) or not all(
+        isinstance(c, keras.callbacks.Callback) for c in callbacks
+    ):
+        raise TypeError(
+            f"callbacks must be a list of keras.callbacks.Callback, got {callbacks!r}."
+        )
+    return list(callbacks)
+
+
+def _to_python(value: Any) -> Any:
+    array = np.asarray(value)
+    return array.item() if array.ndim == 0 else array
+
+
+def _select_keys(outputs: Any, keys: Sequence[str] | None) -> Any:
+    if keys is None:
+        return outputs
+    if not isinstance(outputs, dict):
+        raise ValueError(
+            f"predict_keys={list(keys)} given but model_fn's predictions are a "
+            "single tensor, not a dict. Drop predict_keys."
+        )
+    missing = [k for k in keys if k not in outputs]
+    if missing:
+        raise ValueError(
+            f"predict_keys {missing} are not among the predictions "
+            f"{sorted(outputs)}."
+        )
+    return {k: outputs[k] for k in keys}
+
+
+def _split_examples(outputs: Any) -> Iterator[Any]:
+    if not isinstance(outputs, dict):
+        yield from outputs.numpy()
+        return
+    arrays = {k: v.numpy() for k, v in outputs.items()}
+    sizes = {k: (v.shape[0] if v.ndim else None) for k, v in arrays.items()}
+    batch = set(sizes.values())
+    if len(batch) != 1 or None in batch:
+        raise ValueError(
+            f"Batch length of predictions should be the same for every key; got "
+            f"{sizes}. Return predictions with a leading batch dimension, or call "
+            "predict(..., yield_single_examples=False)."
+        )
+    for i in range(int(batch.pop() or 0)):
+        yield {k: v[i] for k, v in arrays.items()}
+
+
+def _strategy_of(config: RunConfig) -> tf.distribute.Strategy | None:
+    """The one strategy all modes run under: train_distribute, else eval_distribute.
+
+    The modes share their variables, which belong to one strategy.
+    """
+    train, evaluate = config.train_distribute, config.eval_distribute
+    if train is not None and evaluate is not None and evaluate is not train:
+        logger.warning(
+            "RunConfig sets both train_distribute and eval_distribute; the "
+            "Estimator's variables live under train_distribute, so evaluation "
+            "runs under it too."
+        )
+    return train if train is not None else evaluate

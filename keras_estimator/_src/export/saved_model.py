@@ -1,0 +1,280 @@
+"""SavedModel export of a model_fn's serving graph, with a checkpoint's values.
+
+`Estimator.export_saved_model` delegates here. The export:
+
+1. calls the serving_input_receiver_fn and the model_fn (PREDICT mode)
+   together in one `tf.compat.v1.wrap_function` graph, where the receiver's
+   placeholders are legal. The trace uses a variable store of its own, so
+   the Estimator's live variables are never touched: a first trace creates
+   the variables the serving graph needs, the checkpoint is restored into
+   them by TF1 name, and a second trace builds the graph on them;
+2. asks each `ExportOutput` for its TF1 `SignatureDef` (input keys, output
+   keys, method name), for the receiver and each receiver alternative, and
+   leaves out (with a log line) those it cannot serve, as tf.estimator did;
+3. turns each signature into a TF2 function: the graph pruned from the
+   signature's input tensors to its outputs, called with named
+   `tf.TensorSpec`s (steps 2 and 3: `_export_signatures`);
+4. saves a `tf.Module` holding the variables with these signatures, then
+   sets the classify/regress method names TensorFlow Serving dispatches on
+   (`tf.saved_model.save` writes every signature as predict).
+
+The result loads with plain `tf.saved_model.load` and TensorFlow Serving; it
+needs nothing from this package. Files are written to `temp-<timestamp>` and
+renamed to `<timestamp>` when complete (`_export_files`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator._src.base.export_outputs import (
+    describe,
+    export_outputs_for_predict,
+)
+from keras_estimator._src.base.mode_keys import ALL_MODES, ModeKeys
+from keras_estimator._src.base.serving_input import RECEIVER_TYPES
+from keras_estimator._src.checkpoint import checkpoints as _checkpoint
+from keras_estimator._src.engine.model_fn_model import ModelFnModel
+from keras_estimator._src.engine.variable_store import VariableStore
+from keras_estimator._src.export import export_files as _export_files
+from keras_estimator._src.export import signatures as _export_signatures
+
+logger = logging.getLogger("keras_estimator")
+
+_VARIABLE_COLLECTIONS = (
+    tf.compat.v1.GraphKeys.GLOBAL_VARIABLES,
+    tf.compat.v1.GraphKeys.LOCAL_VARIABLES,
+    tf.compat.v1.GraphKeys.METRIC_VARIABLES,
+)
+
+
+def resolve_checkpoint(
+    checkpoint_path: str | None,
+    latest_checkpoint: str | None,
+    model_dir: str,
+    warm_start_from: str | None,
+) -> str:
+    """The checkpoint an export takes its values from.
+
+    `checkpoint_path`, else the latest one in model_dir, else (as
+    tf.estimator did) the warm-start checkpoint.
+
+    Raises:
+        ValueError: there is none, or `checkpoint_path` does not exist.
+    """
+    path = checkpoint_path or latest_checkpoint
+    if not path and warm_start_from:
+        is_dir = tf.io.gfile.isdir(warm_start_from)
+        path = (
+            tf.train.latest_checkpoint(warm_start_from) if is_dir else warm_start_from
+        )
+    if not path:
+        raise ValueError(
+            f"Couldn't find trained model at {model_dir}. Train the Estimator "
+            "before exporting, or pass checkpoint_path=<checkpoint prefix>."
+        )
+    if not tf.io.gfile.exists(f"{path}.index"):
+        raise ValueError(
+            f"checkpoint_path {path!r} is not a checkpoint (no {path}.index). Pass "
+            "a checkpoint prefix such as <model_dir>/model.ckpt-100, or None for "
+            "the latest checkpoint."
+        )
+    return path
+
+
+def export_all_saved_models(
+    model: ModelFnModel,
+    export_dir_base: str | bytes | os.PathLike[str],
+    input_receiver_fn_map: Mapping[str, Any],
+    checkpoint_path: str,
+    assets_extra: Mapping[str, str] | None = None,
+    as_text: bool = False,
+) -> bytes:
+    """Exports the PREDICT graph of `model` as a SavedModel; returns its dir.
+
+    Args:
+        model: the Estimator's model; its model_fn is traced, its variables
+            are left alone.
+        export_dir_base: the export goes to `<export_dir_base>/<timestamp>`.
+        input_receiver_fn_map: mode -> receiver fn; only PREDICT is exported.
+        checkpoint_path: the checkpoint whose values are exported.
+        assets_extra: destination (relative to `assets.extra/`) -> source file.
+        as_text: write `saved_model.pbtxt` instead of `saved_model.pb`.
+
+    Raises:
+        NotImplementedError: a TRAIN or EVAL graph is requested.
+        ValueError / TypeError: bad arguments, receivers or export outputs.
+    """
+    receiver_fn = _serving_receiver_fn(input_receiver_fn_map)
+    extra = _export_files.check_assets_extra(assets_extra)
+    base = _export_files.as_path(export_dir_base)
+    serving = build_serving_model(model, receiver_fn, checkpoint_path)
+    export_dir = _export_files.write_atomically(
+        base,
+        lambda directory: _write(serving, directory, extra, as_text),
+    )
+    logger.info("SavedModel written to: %s", export_dir)
+    return os.fsencode(export_dir)
+
+
+def _write(
+    serving: ServingModel, directory: str, extra: dict[str, str], as_text: bool
+) -> None:
+    tf.saved_model.save(serving.module, directory, signatures=serving.functions)
+    _export_files.finish_saved_model(directory, serving.method_names, as_text)
+    _export_files.copy_assets_extra(directory, extra)
+
+
+def _serving_receiver_fn(input_receiver_fn_map: Any) -> Callable[[], Any]:
+    if not isinstance(input_receiver_fn_map, Mapping):
+        raise TypeError(
+            "input_receiver_fn_map must be a dict of ModeKeys -> input receiver "
+            f"fn; got {describe(input_receiver_fn_map)}."
+        )
+    unknown = [mode for mode in input_receiver_fn_map if mode not in ALL_MODES]
+    if unknown:
+        raise ValueError(
+            f"input_receiver_fn_map has keys {unknown} that are not modes; use "
+            "ModeKeys.PREDICT (and ModeKeys.TRAIN / ModeKeys.EVAL)."
+        )
+    for mode in (ModeKeys.TRAIN, ModeKeys.EVAL):
+        if input_receiver_fn_map.get(mode):
+            raise NotImplementedError(
+                f"Exporting the {mode!r} graph (ModeKeys.{mode.upper()}) is not "
+                "supported: TF2 SavedModels hold one serving graph, not TF1 "
+                "train/eval MetaGraphs with a train_op. Export "
+                "ModeKeys.PREDICT, and train or evaluate from the model_dir "
+                "checkpoints."
+            )
+    receiver_fn = input_receiver_fn_map.get(ModeKeys.PREDICT)
+    if not receiver_fn:
+        raise ValueError(
+            f"No valid modes for exporting found. Got {list(input_receiver_fn_map)}. "
+            "Map ModeKeys.PREDICT to a serving_input_receiver_fn."
+        )
+    if not callable(receiver_fn):
+        raise TypeError(
+            "serving_input_receiver_fn must be a function taking no arguments; got "
+            f"{describe(receiver_fn)}."
+        )
+    return receiver_fn
+
+
+# ---- the serving graph --------------------------------------------------------
+@dataclasses.dataclass
+class ServingModel:
+    """What gets saved: variables, signature functions and their method names."""
+
+    module: tf.Module
+    functions: dict[str, Any]
+    method_names: dict[str, str]
+
+
+@dataclasses.dataclass
+class _Trace:
+    """What one trace of receiver fn + model_fn produced (graph objects)."""
+
+    graph: Any = None
+    signature_defs: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def build_serving_model(
+    model: ModelFnModel, receiver_fn: Callable[[], Any], checkpoint_path: str
+) -> ServingModel:
+    """Traces the serving graph on a fresh store restored from the checkpoint."""
+    store = VariableStore()
+    store.global_step()
+    # The first trace only creates variables (as stand-ins, made real by
+    # materialize); the second uses them, so the saved functions capture
+    # variables that outlive the trace.
+    _trace(model, receiver_fn, store, allow_creation=True)
+    store.materialize()
+    logger.info("Restoring parameters from %s", checkpoint_path)
+    try:
+        _checkpoint.restore(store.saveable(), checkpoint_path)
+    except ValueError as error:
+        raise ValueError(
+            f"Could not load the serving graph's variables from {checkpoint_path}: "
+            f"{error}"
+        ) from None
+    wrapped, trace = _trace(model, receiver_fn, store, allow_creation=False)
+    module = tf.Module()
+    module.model_variables = _graph_variables(trace.graph)
+    functions = {}
+    method_names = {}
+    for name, signature_def in sorted(trace.signature_defs.items()):
+        functions[name] = _export_signatures.signature_function(
+            wrapped, trace.graph, name, signature_def
+        )
+        method_names[name] = signature_def.method_name
+    return ServingModel(module, functions, method_names)
+
+
+def _trace(
+    model: ModelFnModel,
+    receiver_fn: Callable[[], Any],
+    store: VariableStore,
+    allow_creation: bool,
+) -> tuple[Any, _Trace]:
+    trace = _Trace()
+
+    def serving_graph() -> list[Any]:
+        receiver = receiver_fn()
+        if not isinstance(receiver, RECEIVER_TYPES):
+            raise TypeError(
+                "serving_input_receiver_fn must return a ServingInputReceiver or "
+                f"TensorServingInputReceiver; got {describe(receiver)}. Return "
+                "keras_estimator.export.ServingInputReceiver(features, "
+                "receiver_tensors)."
+            )
+        spec = model.call_model_fn_with_store(
+            receiver.features,
+            getattr(receiver, "labels", None),
+            ModeKeys.PREDICT,
+            store,
+            allow_creation=allow_creation,
+        )
+        export_outputs = export_outputs_for_predict(
+            spec.export_outputs, spec.predictions
+        )
+        trace.graph = tf.compat.v1.get_default_graph()
+        if allow_creation:
+            return []  # A building trace: its graph is not saved.
+        trace.signature_defs = _export_signatures.signature_defs(
+            receiver.receiver_tensors,
+            export_outputs,
+            getattr(receiver, "receiver_tensors_alternatives", None),
+            trace.graph,
+        )
+        return []
+
+    wrapped = tf.compat.v1.wrap_function(serving_graph, signature=[])
+    return wrapped, trace
+
+
+def _graph_variables(graph: Any) -> list[tf.Variable]:
+    """The variables the serving graph uses, each once.
+
+    Those the store handed out come from the checkpoint. A variable the
+    model_fn captured from outside (not created in it, so in no checkpoint)
+    is saved with its current value, the value `predict` uses.
+    """
+    found: dict[int, tf.Variable] = {}
+    for key in _VARIABLE_COLLECTIONS:
+        for variable in graph.get_collection(key):
+            found.setdefault(id(variable), variable)
+    for variable in graph.variables:
+        if id(variable) not in found:
+            logger.info(
+                "Exporting variable %s, created outside model_fn, with its "
+                "current value.",
+                variable.name,
+            )
+            found[id(variable)] = variable
+    return list(found.values())

@@ -1,0 +1,322 @@
+"""A compiled Keras model run as a model_fn: what `model_to_estimator` builds on.
+
+`KerasModelFn` is a model_fn whose TRAIN step is the Keras trainer's own
+train step, written with Keras' public pieces (forward pass, `compute_loss`,
+the optimizer's `apply_gradients`, `compute_metrics`) in the same order, so
+an Estimator made from a model trains it exactly as `Model.fit` does. EVAL
+reports the compiled metrics as `eval_metric_ops`; PREDICT returns the
+model's outputs keyed by output name.
+
+The model's variables exist before any trace (a Keras model is built once
+and keeps its layers), so the function hands them to the Estimator's
+variable store by name instead of creating them inside a trace: see
+`variables_before_trace`, `step_logs` and `reset_metrics`, which
+`ModelFnModel` looks for on any model_fn.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from keras_estimator._src.base.estimator_spec import EstimatorSpec
+from keras_estimator._src.base.mode_keys import ModeKeys
+from keras_estimator._src.engine import inputs as _inputs
+from keras_estimator._src.engine.variable_store import as_tf_variable
+from keras_estimator._src.tf_internals import private_api
+
+METRICS_SCOPE = "keras_metrics"
+
+
+class KerasModelFn:
+    """Runs a compiled Keras model as `model_fn(features, labels, mode)`.
+
+    Args:
+        model: a compiled, built Keras model, owned by this function (pass a
+            clone: training changes its weights).
+        metric_names_map: optional renaming of the compiled metrics' names
+            (as Keras logs them) to the names evaluation reports.
+        export_outputs: optional output name -> ExportOutput class, added to
+            the default `serving_default` PredictOutput.
+    """
+
+    def __init__(
+        self,
+        model: keras.Model,
+        metric_names_map: Mapping[str, str] | None = None,
+        export_outputs: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.model = model
+        self._metric_names_map = dict(metric_names_map or {})
+        self._export_outputs = dict(export_outputs or {})
+        self._loss_takes_training = (
+            "training" in inspect.signature(model.compute_loss).parameters
+        )
+        self.step_logs: dict[str, tf.Tensor] | None = None
+
+    # ---- the model_fn ------------------------------------------------------------
+    def __call__(self, features: Any, labels: Any, mode: str) -> EstimatorSpec:
+        self.step_logs = None
+        inputs = self._inputs(features)
+        if mode == ModeKeys.PREDICT:
+            return self._predict(inputs)
+        targets = self._targets(labels)
+        if mode == ModeKeys.TRAIN:
+            return self._train(inputs, targets)
+        return self._evaluate(inputs, targets)
+
+    def _train(self, x: Any, y: Any) -> EstimatorSpec:
+        model = self.model
+        with tf.GradientTape() as tape:
+            y_pred = model(x, training=True)
+            loss = self._compute_loss(x, y, y_pred, training=True)
+            self._loss_tracker().update_state(
+                _unscale_for_replicas(loss), sample_weight=_batch_size(x)
+            )
+            scaled_loss = model.optimizer.scale_loss(loss)
+        weights = model.trainable_weights
+        gradients = tape.gradient(scaled_loss, weights)
+        model.optimizer.apply_gradients(zip(gradients, weights, strict=True))
+        logs = model.compute_metrics(x, y, y_pred, sample_weight=None)
+        # Keras callbacks see what they see in `fit`: the running means.
+        self.step_logs = {name: _flat_scalar(value) for name, value in logs.items()}
+        iterations = as_tf_variable(model.optimizer.iterations)
+        assert iterations is not None
+        return EstimatorSpec(
+            ModeKeys.TRAIN,
+            loss=tf.identity(_unscale_for_replicas(loss), name="loss"),
+            train_op=iterations.read_value(),
+        )
+
+    def _evaluate(self, x: Any, y: Any) -> EstimatorSpec:
+        model = self.model
+        y_pred = model(x, training=False)
+        loss = self._compute_loss(x, y, y_pred, training=False)
+        compiled = _compile_metrics(model)
+        if compiled is not None:
+            compiled.update_state(y, y_pred, None)
+        update_op = tf.no_op()
+        # Values are read after the update, so a step's logs include it; the
+        # Estimator reads the final values after all steps. The overall loss
+        # tracker is left out: the Estimator reports the mean batch loss.
+        metric_ops: dict[str, Any] = {}
+        for metric in model.metrics[1:]:
+            result = metric.result()
+            values = result if isinstance(result, Mapping) else {metric.name: result}
+            for name, value in values.items():
+                metric_ops[self._metric_name(name)] = (_flat_scalar(value), update_op)
+        return EstimatorSpec(
+            ModeKeys.EVAL,
+            loss=tf.identity(_unscale_for_replicas(loss), name="loss"),
+            eval_metric_ops=metric_ops,
+        )
+
+    def _predict(self, x: Any) -> EstimatorSpec:
+        outputs = self.model(x, training=False)
+        predictions = self._named_outputs(outputs)
+        export_outputs = self._make_export_outputs(predictions)
+        return EstimatorSpec(
+            ModeKeys.PREDICT, predictions=predictions, export_outputs=export_outputs
+        )
+
+    def _compute_loss(self, x: Any, y: Any, y_pred: Any, training: bool) -> tf.Tensor:
+        if self._loss_takes_training:
+            return self.model.compute_loss(
+                x=x, y=y, y_pred=y_pred, sample_weight=None, training=training
+            )
+        return self.model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=None)
+
+    # ---- what ModelFnModel asks of a model_fn owning state ----------------------
+    def variables_before_trace(
+        self, mode: str, element_spec: Any
+    ) -> dict[str, tuple[tf.Variable, bool]]:
+        """Builds every variable the model needs in `mode`; returns them by name.
+
+        The names are the checkpoint keys: weights by their path inside the
+        model, optimizer slots under the optimizer's class name, metric state (never
+        checkpointed; the flag says so) under `keras_metrics/`.
+        """
+        if mode != ModeKeys.PREDICT:
+            features, labels = _inputs.split_element(element_spec)
+            data_spec = (self._inputs(features), self._targets(labels))
+            private_api.build_keras_training_state(self.model, data_spec)
+        return named_variables(self.model)
+
+    def reset_metrics(self) -> None:
+        """Starts running means afresh, as Keras does at each fit/evaluate."""
+        self.model.reset_metrics()
+
+    # ---- features, labels and outputs ---------------------------------------------
+    def _inputs(self, features: Any) -> Any:
+        names = input_names(self.model)
+        if isinstance(features, Mapping) and len(names) <= 1:
+            single = _single_input(features, names, self.model)
+            if single is not None:
+                return single
+        return _select(features, names, "features", "inputs")
+
+    def _targets(self, labels: Any) -> Any:
+        if labels is None:
+            raise ValueError(
+                "model_to_estimator's Estimator needs labels to train or "
+                "evaluate, but input_fn gave features only. Make input_fn "
+                "return (features, labels)."
+            )
+        return _select(labels, output_names(self.model), "labels", "outputs")
+
+    def _named_outputs(self, outputs: Any) -> dict[str, tf.Tensor]:
+        if isinstance(outputs, Mapping):
+            return dict(outputs)
+        names = output_names(self.model)
+        flat = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        if len(names) != len(flat):
+            names = [f"output_{index + 1}" for index in range(len(flat))]
+        return dict(zip(names, flat, strict=True))
+
+    def _make_export_outputs(self, predictions: dict[str, Any]) -> dict[str, Any]:
+        from keras_estimator import export
+
+        outputs: dict[str, Any] = {"serving_default": export.PredictOutput(predictions)}
+        for key, output_class in self._export_outputs.items():
+            outputs[key] = output_class(predictions[key])
+        return outputs
+
+    def _metric_name(self, name: str) -> str:
+        return self._metric_names_map.get(name, name)
+
+    def _loss_tracker(self) -> keras.metrics.Metric:
+        # Keras lists its loss tracker first among a compiled model's metrics.
+        tracker = self.model.metrics[0] if self.model.metrics else None
+        if tracker is None or tracker.name != "loss":
+            raise ValueError(
+                "The Keras model has no loss tracker; compile it with a loss "
+                "before model_to_estimator."
+            )
+        return tracker
+
+
+def named_variables(model: keras.Model) -> dict[str, tuple[tf.Variable, bool]]:
+    """A built, compiled model's variables by checkpoint name, with a local flag."""
+    named: dict[str, tuple[tf.Variable, bool]] = {}
+
+    def add(name: str, variable: Any, is_local: bool) -> None:
+        tf_variable = as_tf_variable(variable)
+        if tf_variable is None:
+            return
+        if name in named and named[name][0] is not tf_variable:
+            raise ValueError(
+                f"Two variables of the Keras model share the name {name!r}. "
+                "Give its layers distinct names."
+            )
+        named[name] = (tf_variable, is_local)
+
+    for weight in model.weights:
+        add(weight_name(model, weight), weight, False)
+    optimizer = model.optimizer
+    if optimizer is not None and optimizer.built:
+        # Keras scopes slots under the optimizer's auto-numbered name
+        # (`adam_3/...`); the class name keeps the keys stable across runs.
+        scope = type(optimizer).__name__.lower()
+        for variable in optimizer.variables:
+            add(f"{scope}/{variable.path.split('/', 1)[-1]}", variable, False)
+    for metric in model.metrics:
+        for variable in metric.variables:
+            add(f"{METRICS_SCOPE}/{variable.path}", variable, True)
+    return named
+
+
+def weight_name(model: keras.Model, weight: Any) -> str:
+    """A weight's checkpoint name: its path inside the model (`dense/kernel`)."""
+    prefix = f"{model.name}/"
+    path: str = weight.path
+    return path[len(prefix) :] if path.startswith(prefix) else path
+
+
+def input_names(model: keras.Model) -> list[str]:
+    inputs = getattr(model, "inputs", None) or []
+    try:
+        return [tensor.name for tensor in inputs]
+    except AttributeError:
+        return []
+
+
+def output_names(model: keras.Model) -> list[str]:
+    names = getattr(model, "output_names", None)
+    if names:
+        return list(names)
+    layers = getattr(model, "layers", None)
+    if isinstance(model, keras.Sequential) and layers:
+        return [layers[-1].name]
+    return []
+
+
+def _single_input(features: Mapping[str, Any], names: Sequence[str], model: Any) -> Any:
+    """The one input of a single-input model, from features keyed as Keras 2 did.
+
+    tf.keras 2 named the input of a Sequential built with `input_shape`
+    `<first layer>_input`; Keras 3 names it otherwise. A single-input model
+    takes its own input name, that legacy name, or a one-key dict's value.
+    """
+    if names and names[0] in features:
+        return features[names[0]]
+    layers = getattr(model, "layers", None) or []
+    if layers and f"{layers[0].name}_input" in features:
+        return features[f"{layers[0].name}_input"]
+    if len(features) == 1:
+        return next(iter(features.values()))
+    return None
+
+
+def _select(value: Any, names: Sequence[str], what: str, role: str) -> Any:
+    """Matches a features or labels dict to the model's inputs or outputs.
+
+    Extra keys are ignored, as tf.estimator ignored them; a model whose
+    input names are unknown (a subclassed one) takes a one-key dict's value.
+    """
+    if not isinstance(value, Mapping):
+        return value
+    if names and all(name in value for name in names):
+        if len(names) == 1:
+            return value[names[0]]
+        return {name: value[name] for name in names}
+    if not names and len(value) == 1:
+        return next(iter(value.values()))
+    return _raise_keys(value, names, what, role)
+
+
+def _raise_keys(value: Mapping[str, Any], names: Sequence[str], what: str, role: str) -> Any:
+    raise ValueError(
+        f"The {what} dict has keys {sorted(value)}, which do not cover the Keras "
+        f"model's {role} {list(names)}. Key the {what} by the model's {role} "
+        f"names (the `name=` of each keras.Input for inputs, of the output "
+        f"layers for outputs)."
+    )
+
+
+def _compile_metrics(model: keras.Model) -> Any:
+    for metric in model.metrics:
+        if metric.name == "compile_metrics":
+            return metric
+    return None
+
+
+def _flat_scalar(value: Any) -> tf.Tensor:
+    return tf.reshape(tf.convert_to_tensor(value), [])
+
+
+def _batch_size(x: Any) -> tf.Tensor:
+    first = next(t for t in tf.nest.flatten(x) if t is not None)
+    return tf.shape(first)[0]
+
+
+def _unscale_for_replicas(loss: tf.Tensor) -> tf.Tensor:
+    # Keras divides the loss by the replica count for gradients; its loss
+    # tracker records the per-replica loss undivided.
+    replicas = tf.distribute.get_strategy().num_replicas_in_sync
+    if replicas > 1:
+        return loss * tf.cast(replicas, loss.dtype)
+    return loss

@@ -1,0 +1,313 @@
+"""Zero-change mode: `install()` makes `tf.estimator` resolve to this package.
+
+After `keras_estimator.install()`, a program written for tf.estimator 2.15
+runs unmodified in the same process:
+
+* `tf.estimator` (and `tf.compat.v2.estimator`) is `keras_estimator`;
+* `tf.compat.v1.estimator` is `keras_estimator.compat.estimator`;
+* `tf.compat.v1.layers` is `keras_estimator.compat.layers`;
+* `tf.keras.estimator.model_to_estimator` is this package's;
+* `tf.compat.v1.disable_eager_execution()` and `disable_v2_behavior()` warn
+  once and leave eager execution on (see `_graph_mode`);
+* the stock hooks and `SessionRunHook` types under `tf.compat.v1.train` are
+  this package's classes;
+* `sys.modules` gains `tensorflow.estimator`, `tensorflow.compat.v1.estimator`
+  (and their `experimental` / `export` / `inputs` submodules),
+  `tensorflow.compat.v1.layers` and a small `tensorflow_estimator` stand-in,
+  so `import tensorflow.estimator` and `from tensorflow.estimator import X`
+  work too.
+
+TensorFlow reaches one namespace through several module objects
+(`tf.compat.v1`, the module `import tensorflow.compat.v1` binds,
+`tf.compat.v2.compat.v1`, ...); each is patched. Every change is recorded
+with what it replaced, and `uninstall()` puts all of it back. Only public
+module attributes and `sys.modules` are touched: TensorFlow's module
+wrappers forward `setattr`/`delattr` to the modules they wrap.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import logging
+import sys
+import threading
+import types
+from collections.abc import Iterator
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator._src.base import graph_mode as _graph_mode
+
+logger = logging.getLogger("keras_estimator")
+
+# `tf.compat.v1.train` names replaced by this package's classes.
+TRAIN_NAMES = (
+    "CheckpointSaverHook",
+    "CheckpointSaverListener",
+    "FeedFnHook",
+    "FinalOpsHook",
+    "GlobalStepWaiterHook",
+    "LoggingTensorHook",
+    "NanLossDuringTrainingError",
+    "NanTensorHook",
+    "ProfilerHook",
+    "SecondOrStepTimer",
+    "SessionRunArgs",
+    "SessionRunContext",
+    "SessionRunHook",
+    "SessionRunValues",
+    "StepCounterHook",
+    "StopAtStepHook",
+    "SummarySaverHook",
+)
+
+# Module names that may hold a TF API namespace, imported first so that each
+# module object a program may later reach is there to be patched.
+_NAMESPACE_MODULES = (
+    "tensorflow.compat.v1",
+    "tensorflow.compat.v2",
+    "tensorflow._api.v2.compat.v1",
+    "tensorflow._api.v2.compat.v2",
+)
+
+_MISSING: Any = object()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Change:
+    """One attribute (owner is a module) or sys.modules entry (owner None)."""
+
+    owner: Any
+    name: str
+    old: Any  # _MISSING when there was nothing to restore
+
+    @property
+    def label(self) -> str:
+        if self.owner is None:
+            return f"sys.modules[{self.name!r}]"
+        return f"{self.owner.__name__}.{self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Installation:
+    """What `install()` patched; also a context manager that undoes it.
+
+    Attributes:
+        patched: The patched names, as `module.attribute` or
+            `sys.modules['name']`, in the order they were patched.
+        newly_installed: False when an earlier `install()` had already
+            patched everything; leaving a `with` block then leaves the
+            patches in place, for the earlier caller to undo.
+    """
+
+    patched: tuple[str, ...]
+    newly_installed: bool
+
+    def __enter__(self) -> Installation:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.newly_installed:
+            uninstall()
+
+
+_lock = threading.Lock()
+_changes: list[_Change] | None = None  # None while not installed
+
+
+def install() -> Installation:
+    """Makes `tf.estimator`, `tf.compat.v1.estimator` and friends this package.
+
+    Call it once, before the program uses `tf.estimator`; later calls change
+    nothing. Nothing is patched unless this is called.
+
+    Returns:
+        An `Installation` listing what was patched; usable as a context
+        manager (`with keras_estimator.install(): ...`) that uninstalls on
+        exit.
+
+    Example:
+        >>> import keras_estimator; keras_estimator.install()  # doctest: +SKIP
+        >>> import tensorflow as tf  # doctest: +SKIP
+        >>> tf.estimator.Estimator is keras_estimator.Estimator  # doctest: +SKIP
+        True
+    """
+    global _changes
+    with _lock:
+        if _changes is not None:
+            return Installation(tuple(c.label for c in _changes), False)
+        wanted = _wanted_patches()
+        # Every old value is read before anything is set, so no patch is
+        # mistaken for an original.
+        changes = [
+            _Change(owner, name, _current(owner, name)) for owner, name, _ in wanted
+        ]
+        try:
+            for owner, name, value in wanted:
+                _assign(owner, name, value)
+        except BaseException:
+            _restore(changes)
+            raise
+        _changes = changes
+    logger.info(
+        "keras_estimator installed: tf.estimator, tf.compat.v1.estimator, "
+        "tf.compat.v1.layers and the tf.compat.v1.train hooks now resolve to "
+        "keras_estimator."
+    )
+    return Installation(tuple(c.label for c in changes), True)
+
+
+def uninstall() -> None:
+    """Undoes `install()`, restoring every patched name; a no-op otherwise.
+
+    Objects a program obtained while installed (an `Estimator`, a module
+    bound by `from tensorflow import estimator`) stay what they are.
+    """
+    global _changes
+    with _lock:
+        if _changes is None:
+            return
+        _restore(_changes)
+        _changes = None
+
+
+# ---------------------------------------------------------------- what to patch
+
+
+def _wanted_patches() -> list[tuple[Any, str, Any]]:
+    """(owner or None for sys.modules, name, new value), without duplicates."""
+    import keras_estimator
+    from keras_estimator import compat
+
+    v1_estimator = compat.estimator
+    patches: list[tuple[Any, str, Any]] = []
+    v1_namespaces, v2_namespaces = _namespaces()
+    for namespace in v2_namespaces:
+        patches.append((namespace, "estimator", keras_estimator))
+    for namespace in v1_namespaces:
+        patches.append((namespace, "estimator", v1_estimator))
+        patches.append((namespace, "layers", compat.layers))
+    switches = {name: _graph_mode.keep_eager_on(name) for name in _graph_mode.SWITCHES}
+    for namespace in v1_namespaces:
+        patches.extend((namespace, name, switch) for name, switch in switches.items())
+    for train in _unique(namespace.train for namespace in v1_namespaces):
+        patches.extend(
+            (train, name, getattr(keras_estimator, name)) for name in TRAIN_NAMES
+        )
+    patches.extend((None, name, module) for name, module in _module_entries().items())
+    tf_keras = _tf_keras_module()
+    if tf_keras is not None:
+        patches.append((tf_keras, "estimator", compat.keras_estimator))
+    return patches
+
+
+def _tf_keras_module() -> Any:
+    """The module `tf.keras` (and `tf.compat.v1.keras`) load, if Keras has one.
+
+    TensorFlow reaches it through lazy loaders that look names up in it, so
+    an attribute set there is seen through every loader.
+    """
+    try:
+        return importlib.import_module("keras._tf_keras.keras")
+    except ImportError:
+        return None
+
+
+def _namespaces() -> tuple[list[Any], list[Any]]:
+    """The module objects that serve `tf.compat.v1` and `tf` (v2) names."""
+    for name in _NAMESPACE_MODULES:
+        importlib.import_module(name)
+    roots = [tf, tf.compat.v1, tf.compat.v2]
+    roots += [sys.modules[name] for name in _NAMESPACE_MODULES]
+    # Each namespace has its own `compat.v1` / `compat.v2` module objects.
+    found = list(roots)
+    for root in roots:
+        found += [root.compat.v1, root.compat.v2]
+    found = _unique(found)
+    v1 = [module for module in found if module.__name__.endswith("compat.v1")]
+    v2 = [module for module in found if not module.__name__.endswith("compat.v1")]
+    return v1, v2
+
+
+def _module_entries() -> dict[str, types.ModuleType]:
+    """sys.modules entries that make `import tensorflow.estimator` work."""
+    import keras_estimator
+    from keras_estimator import compat
+
+    v1 = compat.estimator
+    entries: dict[str, types.ModuleType] = {}
+    for prefix in ("tensorflow.estimator", "tensorflow.compat.v2.estimator"):
+        entries[prefix] = keras_estimator
+        entries[f"{prefix}.experimental"] = keras_estimator.experimental
+        entries[f"{prefix}.export"] = keras_estimator.export
+    entries["tensorflow.compat.v1.estimator"] = v1
+    for name in ("experimental", "export", "inputs"):
+        entries[f"tensorflow.compat.v1.estimator.{name}"] = getattr(v1, name)
+    entries["tensorflow.compat.v1.layers"] = compat.layers
+    if "tensorflow_estimator" not in sys.modules:
+        entries.update(_tensorflow_estimator_stand_in())
+    return entries
+
+
+def _tensorflow_estimator_stand_in() -> dict[str, types.ModuleType]:
+    """A `tensorflow_estimator` package exposing what its top level exposed.
+
+    tensorflow_estimator 2.15's top-level `estimator` was the v1 API; its
+    private `tensorflow_estimator.python.estimator.*` modules have no
+    stand-in.
+    """
+    from keras_estimator import compat
+
+    package = types.ModuleType(
+        "tensorflow_estimator",
+        "Stand-in for tensorflow_estimator, installed by keras_estimator.install().",
+    )
+    package.__path__ = []  # A package, so `tensorflow_estimator.estimator` imports.
+    package.estimator = compat.estimator  # type: ignore[attr-defined]
+    return {
+        "tensorflow_estimator": package,
+        "tensorflow_estimator.estimator": compat.estimator,
+    }
+
+
+def _unique(objects: Iterator[Any] | list[Any]) -> list[Any]:
+    seen: set[int] = set()
+    kept = []
+    for obj in objects:
+        if id(obj) not in seen:
+            seen.add(id(obj))
+            kept.append(obj)
+    return kept
+
+
+# ---------------------------------------------------------------- patching
+
+
+def _current(owner: Any, name: str) -> Any:
+    if owner is None:
+        return sys.modules.get(name, _MISSING)
+    # The module's own dict, not getattr: a lazily loaded name that was never
+    # loaded counts as missing, so restoring it leaves it lazy again.
+    return vars(owner).get(name, _MISSING)
+
+
+def _assign(owner: Any, name: str, value: Any) -> None:
+    if owner is None:
+        sys.modules[name] = value
+    else:
+        setattr(owner, name, value)
+
+
+def _restore(changes: list[_Change]) -> None:
+    for change in reversed(changes):
+        if change.owner is None:
+            if change.old is _MISSING:
+                sys.modules.pop(change.name, None)
+            else:
+                sys.modules[change.name] = change.old
+        elif change.old is not _MISSING:
+            setattr(change.owner, change.name, change.old)
+        elif change.name in vars(change.owner):
+            delattr(change.owner, change.name)

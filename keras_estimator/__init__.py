@@ -21,7 +21,6 @@ from keras_estimator._src.base.session_run_hook import (  # noqa: E402
 )
 from keras_estimator._src.checkpoint.warm_start import VocabInfo, WarmStartSettings  # noqa: E402
 from keras_estimator._src.engine.hook_callback import HookCallback  # noqa: E402
-from keras_estimator._src.engine.summaries import SummarySaverHook  # noqa: E402
 from keras_estimator._src.estimator.estimator import Estimator  # noqa: E402
 from keras_estimator._src.estimator.extenders import add_metrics  # noqa: E402
 from keras_estimator._src.export.best_exporter import BestExporter  # noqa: E402
@@ -46,6 +45,7 @@ from keras_estimator._src.hooks.checkpoint_hooks import (  # noqa: E402
     CheckpointSaverListener,
 )
 from keras_estimator._src.hooks.profiler_hook import ProfilerHook  # noqa: E402
+from keras_estimator._src.hooks.summary_saver_hook import SummarySaverHook  # noqa: E402
 from keras_estimator._src.keras_interop.model_to_estimator import (  # noqa: E402
     keras_model_from_estimator,
     model_fn_to_keras,

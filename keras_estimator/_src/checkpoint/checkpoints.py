@@ -36,6 +36,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_estimator._src.checkpoint import object_checkpoint
+from keras_estimator._src.engine.variable_store import CheckpointVariables
 
 logger = logging.getLogger("keras_estimator")
 
@@ -125,7 +126,7 @@ def save(
     name = f"{CHECKPOINT_BASENAME}-{global_step}"
     prefix = os.path.join(model_dir, name)
     temp_prefix = prefix + "_temp"
-    if isinstance(variables, object_checkpoint.CheckpointVariables):
+    if isinstance(variables, CheckpointVariables):
         object_checkpoint.write(variables, temp_prefix)
     else:
         names = sorted(variables)

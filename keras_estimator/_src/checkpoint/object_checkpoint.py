@@ -30,26 +30,13 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from keras_estimator._src.engine.variable_store import CheckpointVariables
 from keras_estimator._src.tf_internals import private_api
 
 logger = logging.getLogger("keras_estimator")
 
 OBJECT_GRAPH_KEY = private_api.OBJECT_GRAPH_KEY
-_CHECKPOINT_TYPES = (tf.train.Checkpoint, tf.compat.v1.train.Checkpoint)
 _warned: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-class CheckpointVariables(dict):  # type: ignore[type-arg]
-    """Name -> variable, written through an object-based `checkpoint`."""
-
-    def __init__(self, variables: Mapping[str, tf.Variable], checkpoint: Any) -> None:
-        super().__init__(variables)
-        self.checkpoint = checkpoint
-
-
-def is_checkpoint(saver: Any) -> bool:
-    """Whether a Scaffold's saver is a `tf.train.Checkpoint` (either version)."""
-    return isinstance(saver, _CHECKPOINT_TYPES)
 
 
 def write(variables: CheckpointVariables, prefix: str) -> None:

@@ -1,0 +1,3 @@
+"""Facts about strategies and clusters the loop needs: multi-worker agreement, TPU
+checks, preemption signals.
+"""

@@ -22,7 +22,6 @@ import tensorflow as tf
 
 from keras_estimator._src.base.estimator_spec import EstimatorSpec
 from keras_estimator._src.base.mode_keys import ModeKeys
-from keras_estimator._src.checkpoint import object_checkpoint
 from keras_estimator._src.distribute import multi_worker
 from keras_estimator._src.engine import fetched_only as _fetched_only
 from keras_estimator._src.engine import fetches as _fetches
@@ -30,7 +29,11 @@ from keras_estimator._src.engine import input_release as _input_release
 from keras_estimator._src.engine import inputs, step_call, tf_group
 from keras_estimator._src.engine import loop as _loop
 from keras_estimator._src.engine import summaries as _summaries
-from keras_estimator._src.engine.variable_store import VariableStore, as_tf_variable
+from keras_estimator._src.engine.variable_store import (
+    VariableStore,
+    as_tf_variable,
+    is_object_checkpoint,
+)
 from keras_estimator._src.tf_internals import private_api
 
 LOSS_KEY = "loss"
@@ -221,7 +224,7 @@ class ModelFnModel(keras.Model):
             # The building trace's Checkpoint holds stand-ins; a step's holds
             # the variables training updates.
             checkpoint = getattr(spec.scaffold, "_saver", None)
-            if object_checkpoint.is_checkpoint(checkpoint):
+            if is_object_checkpoint(checkpoint):
                 self._store.use_checkpoint(checkpoint)
         if spec.mode != mode:
             raise ValueError(
@@ -857,7 +860,7 @@ def _check_scaffold(scaffold: Any) -> Any:
     if scaffold is None:
         return None
     saver = getattr(scaffold, "_saver", None)
-    checkpoint = saver if object_checkpoint.is_checkpoint(saver) else None
+    checkpoint = saver if is_object_checkpoint(saver) else None
     used = [
         f
         for f in _SCAFFOLD_FIELDS

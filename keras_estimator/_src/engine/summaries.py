@@ -1,4 +1,4 @@
-"""Summaries written from inside model_fn, and the hook that asks for them.
+"""Summaries written from inside model_fn, for the hooks that ask for them.
 
 `tf.summary.*` (TF2) and `tf.compat.v1.summary.*` (TF1) calls in a model_fn
 are recorded only in runs whose hooks ask for summaries, as TF1's
@@ -29,14 +29,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.base.session_run_hook import (
-    SessionRunArgs,
-    SessionRunContext,
-    SessionRunHook,
-    SessionRunValues,
-)
 from keras_estimator._src.engine.fetches import SUMMARY_PREFIX
-from keras_estimator._src.hooks.basic_hooks import SecondOrStepTimer
 from keras_estimator._src.tf_internals import private_api
 
 logger = logging.getLogger("keras_estimator")
@@ -45,7 +38,7 @@ logger = logging.getLogger("keras_estimator")
 _WRITERS_COLLECTION = "keras_estimator_summary_writers"
 
 
-class _EventFile:
+class EventFile:
     """One directory's summary writer, whose file is open only while in use.
 
     Traced steps capture the writer's resource handle, not its file: closing
@@ -78,7 +71,7 @@ class _EventFile:
 
 # Held weakly: by the trace graphs that captured each writer and by the
 # hooks using it, so a directory's writer goes with the last of them.
-_event_files: weakref.WeakValueDictionary[str, _EventFile] = weakref.WeakValueDictionary()
+_event_files: weakref.WeakValueDictionary[str, EventFile] = weakref.WeakValueDictionary()
 
 
 def summary_fetch(output_dir: str) -> str:
@@ -90,23 +83,24 @@ def summary_dirs(keys: Any) -> list[str]:
     return [k[len(SUMMARY_PREFIX) :] for k in keys if k.startswith(SUMMARY_PREFIX)]
 
 
-def _event_file(output_dir: str) -> _EventFile:
-    event_file = _event_files.get(output_dir)
-    if event_file is None:
-        event_file = _EventFile(output_dir)
-        _event_files[output_dir] = event_file
-    return event_file
+def event_file(output_dir: str) -> EventFile:
+    """The shared event file of `output_dir`'s writer."""
+    shared = _event_files.get(output_dir)
+    if shared is None:
+        shared = EventFile(output_dir)
+        _event_files[output_dir] = shared
+    return shared
 
 
 def writer_for(output_dir: str) -> Any:
     """The writer for `output_dir`, kept alive by the graph being traced."""
-    event_file = _event_file(output_dir)
+    shared = event_file(output_dir)
     graph = tf.compat.v1.get_default_graph()
     if graph.building_function:
         # Eagerly, writes happen at once: the caller's reference is enough,
         # and the process-wide default graph must not keep writers forever.
-        graph.add_to_collection(_WRITERS_COLLECTION, event_file)
-    return event_file.writer
+        graph.add_to_collection(_WRITERS_COLLECTION, shared)
+    return shared.writer
 
 
 @contextlib.contextmanager
@@ -129,75 +123,3 @@ def write_collected(loss: Any) -> None:
     protos = graph.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
     if protos:
         tf.summary.experimental.write_raw_pb(tf.compat.v1.summary.merge(protos))
-
-
-class SummarySaverHook(SessionRunHook):
-    """Saves the model_fn's summaries every N steps or seconds.
-
-    Args:
-        save_steps: save every this many steps (or `save_secs`, not both).
-        save_secs: save every this many seconds.
-        output_dir: the directory for the event files.
-        summary_writer: not supported (TF1 FileWriter); pass `output_dir`.
-        scaffold: not supported; must be None.
-        summary_op: not supported; summaries come from the model_fn.
-    """
-
-    def __init__(
-        self,
-        save_steps: int | None = None,
-        save_secs: float | None = None,
-        output_dir: str | None = None,
-        summary_writer: Any = None,
-        scaffold: Any = None,
-        summary_op: Any = None,
-    ) -> None:
-        for name, value in (
-            ("summary_writer", summary_writer),
-            ("scaffold", scaffold),
-            ("summary_op", summary_op),
-        ):
-            if value is not None:
-                raise ValueError(
-                    f"SummarySaverHook({name}={value!r}) is not supported: TF1 "
-                    "writers and summary ops do not exist in TF2. Pass output_dir; "
-                    "summaries written in model_fn are saved there."
-                )
-        if output_dir is None:
-            raise ValueError(
-                "SummarySaverHook needs output_dir (got None): the directory to "
-                "write event files to, usually the Estimator's model_dir."
-            )
-        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
-        self._output_dir = str(output_dir)
-        self._due = False
-        self._event_file: _EventFile | None = None
-
-    def begin(self) -> None:
-        if self._event_file is None:
-            self._event_file = _event_file(self._output_dir)
-            self._event_file.acquire()
-
-    def steps_until_needed(self, global_step: int) -> int | None:
-        # The run that starts at the due step must be a run of its own.
-        return self._timer.steps_until_trigger(global_step)
-
-    def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
-        self._due = self._timer.should_trigger_for_step(run_context.global_step)
-        if not self._due:
-            return None
-        return SessionRunArgs(summary_fetch(self._output_dir))
-
-    def after_run(
-        self, run_context: SessionRunContext, run_values: SessionRunValues
-    ) -> None:
-        if self._due:
-            self._timer.update_last_triggered_step(run_context.global_step - 1)
-            self._due = False
-
-    def end(self, session: Any) -> None:
-        # The file is complete for TensorBoard, and no descriptor outlives
-        # the loop (an Estimator may live long after training).
-        if self._event_file is not None:
-            self._event_file.release()
-            self._event_file = None

@@ -26,7 +26,6 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.checkpoint import object_checkpoint
 from keras_estimator._src.engine import v1_adam
 from keras_estimator._src.tf_internals import private_api
 
@@ -86,6 +85,23 @@ class _TraceState:
         return name if count == 0 else f"{name}_{count}"
 
 
+class CheckpointVariables(dict):  # type: ignore[type-arg]
+    """Name -> variable, written through an object-based `checkpoint`.
+
+    `checkpoint` is the `tf.train.Checkpoint` a model_fn gave as its
+    Scaffold's saver (see `checkpoint/object_checkpoint.py`).
+    """
+
+    def __init__(self, variables: dict[str, tf.Variable], checkpoint: Any) -> None:
+        super().__init__(variables)
+        self.checkpoint = checkpoint
+
+
+def is_object_checkpoint(saver: Any) -> bool:
+    """Whether a Scaffold's saver is a `tf.train.Checkpoint` (either version)."""
+    return isinstance(saver, (tf.train.Checkpoint, tf.compat.v1.train.Checkpoint))
+
+
 class VariableStore:
     """Owns every variable the model_fn creates, keyed by its TF1 name."""
 
@@ -112,7 +128,7 @@ class VariableStore:
         variables = {n: e.variable for n, e in self._entries.items() if not e.is_local}
         if self._checkpoint is None:
             return variables
-        return object_checkpoint.CheckpointVariables(variables, self._checkpoint)
+        return CheckpointVariables(variables, self._checkpoint)
 
     def use_checkpoint(self, checkpoint: Any) -> None:
         """Writes checkpoints through a model_fn's `tf.train.Checkpoint`."""

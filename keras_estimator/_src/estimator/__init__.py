@@ -1,0 +1,2 @@
+"""The Estimator, and what drives one: extenders, early stopping, the in-memory evaluator.
+"""

@@ -40,7 +40,6 @@ from keras_estimator._src.engine import loop_context as _loop_context
 from keras_estimator._src.engine import ps_training as _ps_training
 from keras_estimator._src.engine.hook_callback import HookCallback, check_hooks
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
-from keras_estimator._src.engine.summaries import SummarySaverHook
 from keras_estimator._src.engine.variable_store import VariableStore
 from keras_estimator._src.export import saved_model as _export
 from keras_estimator._src.hooks.basic_hooks import (
@@ -49,6 +48,7 @@ from keras_estimator._src.hooks.basic_hooks import (
     StepCounterHook,
 )
 from keras_estimator._src.hooks.checkpoint_hooks import CheckpointSaverHook
+from keras_estimator._src.hooks.summary_saver_hook import SummarySaverHook
 
 logger = logging.getLogger("keras_estimator")
 
@@ -205,7 +205,7 @@ class Estimator:
         Raises:
             ValueError: another trainer holds model_dir's lock.
         """
-        _check_steps(steps, max_steps)
+        check_steps(steps, max_steps)
         user_hooks = check_hooks(hooks)
         user_callbacks = _check_callbacks(callbacks)
         listeners = _check_listeners(saving_listeners)
@@ -391,7 +391,7 @@ class Estimator:
         Returns:
             The eval metrics, `loss` (mean over batches) and `global_step`.
         """
-        _check_steps(steps, None)
+        check_steps(steps, None)
         user_hooks = check_hooks(hooks)
         user_callbacks = _check_callbacks(callbacks)
         model = self._get_model()
@@ -764,7 +764,7 @@ def _resolve_model_dir(
     return resolved
 
 
-def _check_steps(steps: int | None, max_steps: int | None) -> None:
+def check_steps(steps: int | None, max_steps: int | None) -> None:
     if steps is not None and max_steps is not None:
         raise ValueError(
             f"Can not provide both steps={steps} and max_steps={max_steps}: steps "

@@ -1,0 +1,2 @@
+"""SavedModel export, and the Exporters that train_and_evaluate calls.
+"""

@@ -1,0 +1,2 @@
+"""Input functions built from in-memory data (`numpy_input_fn`).
+"""

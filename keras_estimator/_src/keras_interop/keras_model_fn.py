@@ -24,6 +24,7 @@ import keras
 import tensorflow as tf
 
 from keras_estimator._src.base.estimator_spec import EstimatorSpec
+from keras_estimator._src.base.export_outputs import PredictOutput
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.engine import inputs as _inputs
 from keras_estimator._src.engine.variable_store import as_tf_variable
@@ -178,9 +179,7 @@ class KerasModelFn:
         return dict(zip(names, flat, strict=True))
 
     def _make_export_outputs(self, predictions: dict[str, Any]) -> dict[str, Any]:
-        from keras_estimator import export
-
-        outputs: dict[str, Any] = {"serving_default": export.PredictOutput(predictions)}
+        outputs: dict[str, Any] = {"serving_default": PredictOutput(predictions)}
         for key, output_class in self._export_outputs.items():
             outputs[key] = output_class(predictions[key])
         return outputs

@@ -32,11 +32,11 @@ from keras_estimator._src.base.session_run_hook import (
 )
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.engine import loop_context
+from keras_estimator._src.estimator.early_stopping import checkpoint_step
 from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.estimator.evaluator_hook import live_weights
 from keras_estimator._src.hooks.basic_hooks import SecondOrStepTimer
 from keras_estimator._src.hooks.checkpoint_hooks import CheckpointSaverListener
-from keras_estimator._src.hooks.early_stopping import checkpoint_step
-from keras_estimator._src.hooks.evaluator_hook import live_weights
 
 logger = logging.getLogger("keras_estimator")
 

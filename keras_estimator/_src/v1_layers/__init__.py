@@ -1,0 +1,2 @@
+"""`tf.compat.v1.layers`: the TF1 layer classes and functions, on Keras 3 layers.
+"""

@@ -1,0 +1,2 @@
+"""`install()`: tf.estimator programs run unchanged on this package.
+"""

@@ -26,7 +26,6 @@ from keras_estimator._src.base.session_run_hook import (
     SessionRunValues,
 )
 from keras_estimator._src.checkpoint.warm_start import VocabInfo, WarmStartSettings
-from keras_estimator._src.engine.summaries import SummarySaverHook
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.estimator.extenders import add_metrics
 from keras_estimator._src.export.best_exporter import BestExporter
@@ -51,6 +50,7 @@ from keras_estimator._src.hooks.checkpoint_hooks import (
     CheckpointSaverListener,
 )
 from keras_estimator._src.hooks.profiler_hook import ProfilerHook
+from keras_estimator._src.hooks.summary_saver_hook import SummarySaverHook
 from keras_estimator._src.training.train_and_evaluate import (
     EvalSpec,
     TrainSpec,

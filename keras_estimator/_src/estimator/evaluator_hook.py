@@ -39,7 +39,7 @@ from keras_estimator._src.base.session_run_hook import (
 from keras_estimator._src.engine import loop_context
 from keras_estimator._src.engine.hook_callback import check_hooks
 from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME
-from keras_estimator._src.estimator.estimator import Estimator, _check_steps
+from keras_estimator._src.estimator.estimator import Estimator, check_steps
 from keras_estimator._src.hooks.basic_hooks import SecondOrStepTimer
 
 logger = logging.getLogger("keras_estimator")
@@ -119,7 +119,7 @@ class InMemoryEvaluatorHook(SessionRunHook):
                 f"and {config.num_ps_replicas} parameter servers. Evaluate in a "
                 "separate evaluator task instead."
             )
-        _check_steps(steps, None)
+        check_steps(steps, None)
         self._estimator = estimator
         self._input_fn = input_fn
         self._steps = steps

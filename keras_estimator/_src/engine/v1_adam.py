@@ -20,8 +20,9 @@ runtime sizes by their real cost and runs inline:
     alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power)
 
 in the kernel's order of operations, so the results are the kernel's bit
-for bit (tests/test_v1_adam.py compares them). Larger models, other devices
-and dtypes, `use_locking=True` and sparse updates keep TensorFlow's kernels,
+for bit (tests/engine/test_v1_adam.py compares them). Larger models, other
+devices and dtypes, `use_locking=True` and sparse updates keep TensorFlow's
+kernels,
 as does everything outside the Estimator's traces: TensorFlow's method is
 replaced only while a trace runs and put back after, and never when
 `KERAS_ESTIMATOR_INLINE_V1_ADAM=0` is set.

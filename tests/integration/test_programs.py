@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-PROGRAMS = Path(__file__).resolve().parent / "programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
 TIMEOUT_S = 180
 
 LAUNCHER = (

@@ -25,7 +25,7 @@ def _run(code, then=""):
         capture_output=True,
         text=True,
         timeout=240,
-        cwd=str(__import__("pathlib").Path(__file__).parents[1]),
+        cwd=str(__import__("pathlib").Path(__file__).parents[2]),
     )
 
 

@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo.py"
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo.py"
 
 
 def test_demo_trains_evaluates_and_exports(tmp_path):

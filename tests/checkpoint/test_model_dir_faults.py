@@ -23,7 +23,7 @@ import keras_estimator as ke
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from tests import _models
 
-CHILD = Path(__file__).parent / "_kill_during_save.py"
+CHILD = Path(__file__).parents[1] / "_kill_during_save.py"
 SAVE_STEPS = 2
 STAGES = ("temp_written", "files_written", "state_written", "file_deleted")
 

@@ -18,7 +18,7 @@ import tensorflow as tf
 import keras_estimator as ke
 from keras_estimator.compat import layers
 
-FIXTURE = Path(__file__).parent / "fixtures" / "tf215_iris"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "tf215_iris"
 
 
 def load_iris():

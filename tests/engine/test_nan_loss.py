@@ -65,7 +65,7 @@ def test_a_finite_loss_never_reports_nan(tmp_path):
 def test_nan_inside_a_parameter_server_chunk_is_reported_at_its_step(tmp_path):
     # Workers run chunks of many steps; the NaN at step 40 sits inside the
     # first run (the logging hook plans runs of 50 steps).
-    from tests.test_parameter_server import _checkpoint_steps, _run_cluster
+    from tests.integration.test_parameter_server import _checkpoint_steps, _run_cluster
 
     result, cluster, model_dir = _run_cluster(
         tmp_path, "--model", "nan_at_40", "--steps", "200"

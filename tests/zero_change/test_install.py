@@ -21,7 +21,7 @@ from keras_estimator import compat
 from keras_estimator._src.zero_change.install import TRAIN_NAMES
 from keras_estimator.compat.estimator.inputs import numpy_input_fn
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tests" / "data" / "tf215_iris_script.py"
 IRIS_CSV = REPO / "keras_estimator" / "data" / "iris.csv"
 

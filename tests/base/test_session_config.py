@@ -40,7 +40,7 @@ def test_settings_apply_when_the_estimator_is_made_before_tensorflow_runs(tmp_pa
         tf.debugging.set_log_device_placement(False)
         """
     )
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     done = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,

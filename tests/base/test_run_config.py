@@ -335,7 +335,7 @@ def test_distribution_strategies_are_accepted():
 
 
 def test_tf1_parameter_server_strategy_is_rejected_for_the_tf2_one():
-    # The TF2 strategy is accepted (tests/test_parameter_server.py trains with it).
+    # The TF2 strategy is accepted (tests/integration/test_parameter_server.py trains with it).
     strategy = tf.compat.v1.distribute.experimental.ParameterServerStrategy()
     with pytest.raises(ValueError, match=r"Use the TF2 tf\.distribute\.experimental"):
         RunConfig(train_distribute=strategy)

@@ -26,7 +26,7 @@ from keras_estimator.compat import layers
 from tests._models import input_fn, make_data
 
 X, Y = make_data()
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 L2_WEIGHT = 1e-2
 # What each trace of `l2_adam_model_fn` saw: (mode, number of trainable
 # variables, names of global variables). Params are copied by the
@@ -79,7 +79,7 @@ import json, sys
 import tensorflow as tf
 tf.config.experimental.enable_op_determinism()
 tf.get_logger().setLevel("ERROR")
-from tests.test_isolation import train_and_report
+from tests.estimator.test_isolation import train_and_report
 print("RESULT " + json.dumps(train_and_report(int(sys.argv[1]), sys.argv[2])))
 """
 

@@ -10,7 +10,7 @@ import pathlib
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "keras_estimator"
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "keras_estimator"
 SRC = PACKAGE / "_src"
 
 # The table of docs/architecture.md. Folders of one layer may not import

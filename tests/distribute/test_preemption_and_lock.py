@@ -28,7 +28,7 @@ from keras_estimator._src.distribute import preemption as _preemption
 from keras_estimator._src.engine import loop as _loop
 from tests import _models
 
-CHILD = Path(__file__).with_name("_preemption_child.py")
+CHILD = Path(__file__).parents[1] / "_preemption_child.py"
 ROOT = CHILD.parent.parent
 CONFIG = ke.RunConfig(
     save_checkpoints_steps=10**6, save_summary_steps=None, log_step_count_steps=None

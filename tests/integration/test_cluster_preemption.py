@@ -17,7 +17,7 @@ import re
 import pytest
 
 from tests.cluster import launcher
-from tests.test_parameter_server import _checkpoint_steps, _run_cluster
+from tests.integration.test_parameter_server import _checkpoint_steps, _run_cluster
 
 SIGTERM_AT = 7  # not a multiple of save_checkpoints_steps (5)
 CHIEF_AND_WORKER = [("chief", 0), ("worker", 0)]

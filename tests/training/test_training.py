@@ -16,16 +16,16 @@ import numpy as np
 import pytest
 
 import keras_estimator as ke
-from keras_estimator._src.hooks import basic_hooks as _basic_hooks
-from keras_estimator._src.hooks.early_stopping import (
+from keras_estimator._src.estimator.early_stopping import (
     read_eval_metrics,
     stop_if_lower_hook,
 )
+from keras_estimator._src.hooks import basic_hooks as _basic_hooks
 from tests._models import input_fn, make_data, mlp_model_fn
 
 X, Y = make_data()
 PARAMS = {"hidden": [8]}
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class FakeExportEstimator(ke.Estimator):
@@ -194,7 +194,7 @@ def test_train_and_evaluate_argument_errors(tmp_path):
 
 @pytest.mark.parametrize("task_type", ["chief", "worker"])
 def test_cluster_training_tasks_without_a_strategy_are_refused(tmp_path, monkeypatch, task_type):
-    # Cluster train_and_evaluate is tested in tests/test_cluster_training.py.
+    # Cluster train_and_evaluate is tested in tests/integration/test_cluster_training.py.
     tf_config = {
         "cluster": {"chief": ["localhost:2222"], "worker": ["localhost:2223"]},
         "task": {"type": task_type, "index": 0},
@@ -462,7 +462,7 @@ def test_named_best_exporter_recovers_across_a_process_restart(tmp_path):
     script = (
         "import json, sys\n"
         f"sys.path.insert(0, {str(REPO_ROOT)!r})\n"
-        "from tests.test_training import first_best_exporter_run\n"
+        "from tests.training.test_training import first_best_exporter_run\n"
         f"print(json.dumps(first_best_exporter_run({str(tmp_path)!r})))\n"
     )
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}

@@ -24,7 +24,7 @@ import keras_estimator as ke
 from keras_estimator._src.checkpoint.warm_start import as_settings, warm_start
 from keras_estimator.compat import layers
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 IRIS = FIXTURES / "tf215_iris"
 VOCAB = FIXTURES / "tf215_vocab"
 IRIS_WEIGHTS = ("dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias")

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import keras_estimator as ke
 from tests._models import make_data, mlp_model_fn
-from tests.test_properties import periodic_input_fn
+from tests.engine.test_properties import periodic_input_fn
 
 
 class StopAt(ke.SessionRunHook):

@@ -22,8 +22,8 @@ import pytest
 _TSV_NAME = "tf_estimator_2_15_api.tsv"
 # The committed copy comes first so the test runs in any checkout.
 _TSV_CANDIDATES = (
-    Path(__file__).resolve().parent / "data" / _TSV_NAME,
-    Path(__file__).resolve().parents[2] / "shared" / "reference" / _TSV_NAME,
+    Path(__file__).resolve().parents[1] / "data" / _TSV_NAME,
+    Path(__file__).resolve().parents[3] / "shared" / "reference" / _TSV_NAME,
 )
 TSV_PATH = next((path for path in _TSV_CANDIDATES if path.is_file()), None)
 if TSV_PATH is None:

@@ -18,8 +18,8 @@ import tensorflow as tf
 
 import keras_estimator as ke
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
-from keras_estimator._src.hooks import early_stopping as _early_stopping
-from keras_estimator._src.hooks.early_stopping import (
+from keras_estimator._src.estimator import early_stopping as _early_stopping
+from keras_estimator._src.estimator.early_stopping import (
     make_early_stopping_hook,
     make_stop_at_checkpoint_step_hook,
     read_eval_metrics,
@@ -28,7 +28,7 @@ from keras_estimator._src.hooks.early_stopping import (
     stop_if_no_decrease_hook,
     stop_if_no_increase_hook,
 )
-from keras_estimator._src.hooks.evaluator_hook import InMemoryEvaluatorHook
+from keras_estimator._src.estimator.evaluator_hook import InMemoryEvaluatorHook
 from tests._models import input_fn, make_data, mlp_model_fn
 
 X, Y = make_data()

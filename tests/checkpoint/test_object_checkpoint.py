@@ -254,3 +254,4 @@ def test_object_based_checkpoints_under_mirrored_strategy(tmp_path):
     resumed = keras_estimator.Estimator(make_model_fn(), str(tmp_path), config=config)
     resumed.train(constant_input, steps=2)
     assert resumed.get_variable_value("global_step") == 8
+

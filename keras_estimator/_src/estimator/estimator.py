@@ -49,6 +49,7 @@ from keras_estimator._src.hooks.basic_hooks import (
 )
 from keras_estimator._src.hooks.checkpoint_hooks import CheckpointSaverHook
 from keras_estimator._src.hooks.summary_saver_hook import SummarySaverHook
+from keras_estimator._src.tf_internals import collective_keys
 
 logger = logging.getLogger("keras_estimator")
 
@@ -105,6 +106,8 @@ class Estimator:
         self._warm_start_from = as_settings(warm_start_from)
         self._warm_started = False
         self._strategy = _strategy_of(self._config)
+        # Two MirroredStrategy objects share collective keys; see the module.
+        collective_keys.own_keys(self._strategy)
         self._store = VariableStore(self._strategy)
         self._model: ModelFnModel | None = None
         self._synced_checkpoint: str | None = None

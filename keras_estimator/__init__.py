@@ -5,100 +5,85 @@ tf.estimator 2.15; model_fn, input_fn, EstimatorSpec and RunConfig keep their
 meaning, and training runs on Keras 3's trainer.
 """
 
+# The backend is checked before anything imports Keras.
+# ruff: noqa: E402
+
 from keras_estimator._src.base.backend_check import require_tensorflow_backend
 
 require_tensorflow_backend()
 
-from keras_estimator import compat, experimental, export  # noqa: E402
-from keras_estimator._src.base.estimator_spec import EstimatorSpec  # noqa: E402
-from keras_estimator._src.base.mode_keys import ModeKeys  # noqa: E402
-from keras_estimator._src.base.run_config import RunConfig  # noqa: E402
-from keras_estimator._src.base.session_run_hook import (  # noqa: E402
-    SessionRunArgs,
-    SessionRunContext,
-    SessionRunHook,
-    SessionRunValues,
+from keras_estimator import compat as compat
+from keras_estimator import experimental as experimental
+from keras_estimator import export as export
+from keras_estimator._src.base import public_names as _public_names
+from keras_estimator._src.base.estimator_spec import EstimatorSpec as EstimatorSpec
+from keras_estimator._src.base.mode_keys import ModeKeys as ModeKeys
+from keras_estimator._src.base.run_config import RunConfig as RunConfig
+from keras_estimator._src.base.session_run_hook import SessionRunArgs as SessionRunArgs
+from keras_estimator._src.base.session_run_hook import (
+    SessionRunContext as SessionRunContext,
 )
-from keras_estimator._src.checkpoint.warm_start import VocabInfo, WarmStartSettings  # noqa: E402
-from keras_estimator._src.engine.hook_callback import HookCallback  # noqa: E402
-from keras_estimator._src.estimator.estimator import Estimator  # noqa: E402
-from keras_estimator._src.estimator.extenders import add_metrics  # noqa: E402
-from keras_estimator._src.export.best_exporter import BestExporter  # noqa: E402
-from keras_estimator._src.export.exporters import (  # noqa: E402
-    Exporter,
-    FinalExporter,
-    LatestExporter,
+from keras_estimator._src.base.session_run_hook import SessionRunHook as SessionRunHook
+from keras_estimator._src.base.session_run_hook import (
+    SessionRunValues as SessionRunValues,
 )
-from keras_estimator._src.hooks.basic_hooks import (  # noqa: E402
-    FeedFnHook,
-    FinalOpsHook,
-    GlobalStepWaiterHook,
-    LoggingTensorHook,
-    NanLossDuringTrainingError,
-    NanTensorHook,
-    SecondOrStepTimer,
-    StepCounterHook,
-    StopAtStepHook,
+from keras_estimator._src.checkpoint.warm_start import VocabInfo as VocabInfo
+from keras_estimator._src.checkpoint.warm_start import (
+    WarmStartSettings as WarmStartSettings,
 )
-from keras_estimator._src.hooks.checkpoint_hooks import (  # noqa: E402
-    CheckpointSaverHook,
-    CheckpointSaverListener,
+from keras_estimator._src.engine.hook_callback import HookCallback as HookCallback
+from keras_estimator._src.estimator.estimator import Estimator as Estimator
+from keras_estimator._src.estimator.extenders import add_metrics as add_metrics
+from keras_estimator._src.export.best_exporter import BestExporter as BestExporter
+from keras_estimator._src.export.exporters import Exporter as Exporter
+from keras_estimator._src.export.exporters import FinalExporter as FinalExporter
+from keras_estimator._src.export.exporters import LatestExporter as LatestExporter
+from keras_estimator._src.hooks.basic_hooks import FeedFnHook as FeedFnHook
+from keras_estimator._src.hooks.basic_hooks import FinalOpsHook as FinalOpsHook
+from keras_estimator._src.hooks.basic_hooks import (
+    GlobalStepWaiterHook as GlobalStepWaiterHook,
 )
-from keras_estimator._src.hooks.profiler_hook import ProfilerHook  # noqa: E402
-from keras_estimator._src.hooks.summary_saver_hook import SummarySaverHook  # noqa: E402
-from keras_estimator._src.keras_interop.model_to_estimator import (  # noqa: E402
-    keras_model_from_estimator,
-    model_fn_to_keras,
-    model_to_estimator,
+from keras_estimator._src.hooks.basic_hooks import (
+    LoggingTensorHook as LoggingTensorHook,
 )
-from keras_estimator._src.training.train_and_evaluate import (  # noqa: E402
-    EvalSpec,
-    TrainSpec,
-    train_and_evaluate,
+from keras_estimator._src.hooks.basic_hooks import (
+    NanLossDuringTrainingError as NanLossDuringTrainingError,
 )
-from keras_estimator._src.zero_change.install import install, uninstall  # noqa: E402
+from keras_estimator._src.hooks.basic_hooks import NanTensorHook as NanTensorHook
+from keras_estimator._src.hooks.basic_hooks import (
+    SecondOrStepTimer as SecondOrStepTimer,
+)
+from keras_estimator._src.hooks.basic_hooks import StepCounterHook as StepCounterHook
+from keras_estimator._src.hooks.basic_hooks import StopAtStepHook as StopAtStepHook
+from keras_estimator._src.hooks.checkpoint_hooks import (
+    CheckpointSaverHook as CheckpointSaverHook,
+)
+from keras_estimator._src.hooks.checkpoint_hooks import (
+    CheckpointSaverListener as CheckpointSaverListener,
+)
+from keras_estimator._src.hooks.profiler_hook import ProfilerHook as ProfilerHook
+from keras_estimator._src.hooks.summary_saver_hook import (
+    SummarySaverHook as SummarySaverHook,
+)
+from keras_estimator._src.keras_interop.model_to_estimator import (
+    keras_model_from_estimator as keras_model_from_estimator,
+)
+from keras_estimator._src.keras_interop.model_to_estimator import (
+    model_fn_to_keras as model_fn_to_keras,
+)
+from keras_estimator._src.keras_interop.model_to_estimator import (
+    model_to_estimator as model_to_estimator,
+)
+from keras_estimator._src.training.train_and_evaluate import EvalSpec as EvalSpec
+from keras_estimator._src.training.train_and_evaluate import TrainSpec as TrainSpec
+from keras_estimator._src.training.train_and_evaluate import (
+    train_and_evaluate as train_and_evaluate,
+)
+from keras_estimator._src.zero_change.install import install as install
+from keras_estimator._src.zero_change.install import uninstall as uninstall
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "BestExporter",
-    "CheckpointSaverHook",
-    "CheckpointSaverListener",
-    "Estimator",
-    "EstimatorSpec",
-    "EvalSpec",
-    "Exporter",
-    "FeedFnHook",
-    "FinalExporter",
-    "FinalOpsHook",
-    "GlobalStepWaiterHook",
-    "HookCallback",
-    "LatestExporter",
-    "LoggingTensorHook",
-    "ModeKeys",
-    "NanLossDuringTrainingError",
-    "NanTensorHook",
-    "ProfilerHook",
-    "RunConfig",
-    "SecondOrStepTimer",
-    "SessionRunArgs",
-    "SessionRunContext",
-    "SessionRunHook",
-    "SessionRunValues",
-    "StepCounterHook",
-    "StopAtStepHook",
-    "SummarySaverHook",
-    "TrainSpec",
-    "VocabInfo",
-    "WarmStartSettings",
-    "add_metrics",
-    "compat",
-    "experimental",
-    "export",
-    "install",
-    "keras_model_from_estimator",
-    "model_fn_to_keras",
-    "model_to_estimator",
-    "train_and_evaluate",
-    "uninstall",
-]
+# `X as X` marks each import above as a re-export; the list of names is
+# the table in _src/base/public_names.py, which a test checks against them.
+__all__ = _public_names.names_in(__name__)

@@ -5,30 +5,36 @@ the TF_CONFIG cluster with bounded connection timeouts, and `tpu_strategy`, a
 TPUStrategy with the TPU system set up.
 """
 
+from keras_estimator._src.base import public_names as _public_names
 from keras_estimator._src.base.serving_input import (
-    build_raw_supervised_input_receiver_fn,
+    build_raw_supervised_input_receiver_fn as build_raw_supervised_input_receiver_fn,
 )
-from keras_estimator._src.distribute.multi_worker import multi_worker_strategy
-from keras_estimator._src.distribute.tpu import tpu_strategy
-from keras_estimator._src.hooks.early_stopping import (
-    make_early_stopping_hook,
-    make_stop_at_checkpoint_step_hook,
-    stop_if_higher_hook,
-    stop_if_lower_hook,
-    stop_if_no_decrease_hook,
-    stop_if_no_increase_hook,
+from keras_estimator._src.distribute.multi_worker import (
+    multi_worker_strategy as multi_worker_strategy,
 )
-from keras_estimator._src.hooks.evaluator_hook import InMemoryEvaluatorHook
+from keras_estimator._src.distribute.tpu import tpu_strategy as tpu_strategy
+from keras_estimator._src.estimator.early_stopping import (
+    make_early_stopping_hook as make_early_stopping_hook,
+)
+from keras_estimator._src.estimator.early_stopping import (
+    make_stop_at_checkpoint_step_hook as make_stop_at_checkpoint_step_hook,
+)
+from keras_estimator._src.estimator.early_stopping import (
+    stop_if_higher_hook as stop_if_higher_hook,
+)
+from keras_estimator._src.estimator.early_stopping import (
+    stop_if_lower_hook as stop_if_lower_hook,
+)
+from keras_estimator._src.estimator.early_stopping import (
+    stop_if_no_decrease_hook as stop_if_no_decrease_hook,
+)
+from keras_estimator._src.estimator.early_stopping import (
+    stop_if_no_increase_hook as stop_if_no_increase_hook,
+)
+from keras_estimator._src.estimator.evaluator_hook import (
+    InMemoryEvaluatorHook as InMemoryEvaluatorHook,
+)
 
-__all__ = [
-    "InMemoryEvaluatorHook",
-    "build_raw_supervised_input_receiver_fn",
-    "make_early_stopping_hook",
-    "make_stop_at_checkpoint_step_hook",
-    "multi_worker_strategy",
-    "stop_if_higher_hook",
-    "stop_if_lower_hook",
-    "stop_if_no_decrease_hook",
-    "stop_if_no_increase_hook",
-    "tpu_strategy",
-]
+# `X as X` marks each import above as a re-export; the list of names is
+# the table in _src/base/public_names.py, which a test checks against them.
+__all__ = _public_names.names_in(__name__)

@@ -39,29 +39,12 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.base import graph_mode as _graph_mode
+from keras_estimator._src.base import public_names
 
 logger = logging.getLogger("keras_estimator")
 
 # `tf.compat.v1.train` names replaced by this package's classes.
-TRAIN_NAMES = (
-    "CheckpointSaverHook",
-    "CheckpointSaverListener",
-    "FeedFnHook",
-    "FinalOpsHook",
-    "GlobalStepWaiterHook",
-    "LoggingTensorHook",
-    "NanLossDuringTrainingError",
-    "NanTensorHook",
-    "ProfilerHook",
-    "SecondOrStepTimer",
-    "SessionRunArgs",
-    "SessionRunContext",
-    "SessionRunHook",
-    "SessionRunValues",
-    "StepCounterHook",
-    "StopAtStepHook",
-    "SummarySaverHook",
-)
+TRAIN_NAMES = tuple(public_names.names_in(public_names.V1_TRAIN))
 
 # Module names that may hold a TF API namespace, imported first so that each
 # module object a program may later reach is there to be patched.
@@ -192,10 +175,9 @@ def _wanted_patches() -> list[tuple[Any, str, Any]]:
     switches = {name: _graph_mode.keep_eager_on(name) for name in _graph_mode.SWITCHES}
     for namespace in v1_namespaces:
         patches.extend((namespace, name, switch) for name, switch in switches.items())
+    train_names = public_names.entries_in(public_names.V1_TRAIN)
     for train in _unique(namespace.train for namespace in v1_namespaces):
-        patches.extend(
-            (train, name, getattr(keras_estimator, name)) for name in TRAIN_NAMES
-        )
+        patches.extend((train, row.name, row.resolve()) for row in train_names)
     patches.extend((None, name, module) for name, module in _module_entries().items())
     tf_keras = _tf_keras_module()
     if tf_keras is not None:
@@ -236,15 +218,16 @@ def _module_entries() -> dict[str, types.ModuleType]:
     import keras_estimator
     from keras_estimator import compat
 
-    v1 = compat.estimator
+    served = {
+        "tensorflow.estimator": keras_estimator,
+        "tensorflow.compat.v2.estimator": keras_estimator,
+        "tensorflow.compat.v1.estimator": compat.estimator,
+    }
     entries: dict[str, types.ModuleType] = {}
-    for prefix in ("tensorflow.estimator", "tensorflow.compat.v2.estimator"):
-        entries[prefix] = keras_estimator
-        entries[f"{prefix}.experimental"] = keras_estimator.experimental
-        entries[f"{prefix}.export"] = keras_estimator.export
-    entries["tensorflow.compat.v1.estimator"] = v1
-    for name in ("experimental", "export", "inputs"):
-        entries[f"tensorflow.compat.v1.estimator.{name}"] = getattr(v1, name)
+    for prefix, module in served.items():
+        entries[prefix] = module
+        for name, submodule in public_names.submodules_of(module.__name__).items():
+            entries[f"{prefix}.{name}"] = importlib.import_module(submodule)
     entries["tensorflow.compat.v1.layers"] = compat.layers
     if "tensorflow_estimator" not in sys.modules:
         entries.update(_tensorflow_estimator_stand_in())

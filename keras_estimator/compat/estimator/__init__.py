@@ -15,82 +15,64 @@ helpers.
 # The other names are imported from the private modules, not from
 # `keras_estimator`, because the package's __init__ imports `compat` before it
 # binds its own names.
-from keras_estimator import export
-from keras_estimator._src.base.estimator_spec import EstimatorSpec
-from keras_estimator._src.base.mode_keys import ModeKeys
-from keras_estimator._src.base.run_config import RunConfig
+from keras_estimator import export as export
+from keras_estimator._src.base import public_names as _public_names
+from keras_estimator._src.base.estimator_spec import EstimatorSpec as EstimatorSpec
+from keras_estimator._src.base.mode_keys import ModeKeys as ModeKeys
+from keras_estimator._src.base.run_config import RunConfig as RunConfig
+from keras_estimator._src.base.session_run_hook import SessionRunArgs as SessionRunArgs
 from keras_estimator._src.base.session_run_hook import (
-    SessionRunArgs,
-    SessionRunContext,
-    SessionRunHook,
-    SessionRunValues,
+    SessionRunContext as SessionRunContext,
 )
-from keras_estimator._src.checkpoint.warm_start import VocabInfo, WarmStartSettings
-from keras_estimator._src.estimator.estimator import Estimator
-from keras_estimator._src.estimator.extenders import add_metrics
-from keras_estimator._src.export.best_exporter import BestExporter
-from keras_estimator._src.export.exporters import (
-    Exporter,
-    FinalExporter,
-    LatestExporter,
+from keras_estimator._src.base.session_run_hook import SessionRunHook as SessionRunHook
+from keras_estimator._src.base.session_run_hook import (
+    SessionRunValues as SessionRunValues,
+)
+from keras_estimator._src.checkpoint.warm_start import VocabInfo as VocabInfo
+from keras_estimator._src.checkpoint.warm_start import (
+    WarmStartSettings as WarmStartSettings,
+)
+from keras_estimator._src.estimator.estimator import Estimator as Estimator
+from keras_estimator._src.estimator.extenders import add_metrics as add_metrics
+from keras_estimator._src.export.best_exporter import BestExporter as BestExporter
+from keras_estimator._src.export.exporters import Exporter as Exporter
+from keras_estimator._src.export.exporters import FinalExporter as FinalExporter
+from keras_estimator._src.export.exporters import LatestExporter as LatestExporter
+from keras_estimator._src.hooks.basic_hooks import FeedFnHook as FeedFnHook
+from keras_estimator._src.hooks.basic_hooks import FinalOpsHook as FinalOpsHook
+from keras_estimator._src.hooks.basic_hooks import (
+    GlobalStepWaiterHook as GlobalStepWaiterHook,
 )
 from keras_estimator._src.hooks.basic_hooks import (
-    FeedFnHook,
-    FinalOpsHook,
-    GlobalStepWaiterHook,
-    LoggingTensorHook,
-    NanLossDuringTrainingError,
-    NanTensorHook,
-    SecondOrStepTimer,
-    StepCounterHook,
-    StopAtStepHook,
+    LoggingTensorHook as LoggingTensorHook,
+)
+from keras_estimator._src.hooks.basic_hooks import (
+    NanLossDuringTrainingError as NanLossDuringTrainingError,
+)
+from keras_estimator._src.hooks.basic_hooks import NanTensorHook as NanTensorHook
+from keras_estimator._src.hooks.basic_hooks import (
+    SecondOrStepTimer as SecondOrStepTimer,
+)
+from keras_estimator._src.hooks.basic_hooks import StepCounterHook as StepCounterHook
+from keras_estimator._src.hooks.basic_hooks import StopAtStepHook as StopAtStepHook
+from keras_estimator._src.hooks.checkpoint_hooks import (
+    CheckpointSaverHook as CheckpointSaverHook,
 )
 from keras_estimator._src.hooks.checkpoint_hooks import (
-    CheckpointSaverHook,
-    CheckpointSaverListener,
+    CheckpointSaverListener as CheckpointSaverListener,
 )
-from keras_estimator._src.hooks.profiler_hook import ProfilerHook
-from keras_estimator._src.hooks.summary_saver_hook import SummarySaverHook
+from keras_estimator._src.hooks.profiler_hook import ProfilerHook as ProfilerHook
+from keras_estimator._src.hooks.summary_saver_hook import (
+    SummarySaverHook as SummarySaverHook,
+)
+from keras_estimator._src.training.train_and_evaluate import EvalSpec as EvalSpec
+from keras_estimator._src.training.train_and_evaluate import TrainSpec as TrainSpec
 from keras_estimator._src.training.train_and_evaluate import (
-    EvalSpec,
-    TrainSpec,
-    train_and_evaluate,
+    train_and_evaluate as train_and_evaluate,
 )
-from keras_estimator.compat.estimator import experimental, inputs
+from keras_estimator.compat.estimator import experimental as experimental
+from keras_estimator.compat.estimator import inputs as inputs
 
-__all__ = [
-    "BestExporter",
-    "CheckpointSaverHook",
-    "CheckpointSaverListener",
-    "Estimator",
-    "EstimatorSpec",
-    "EvalSpec",
-    "Exporter",
-    "FeedFnHook",
-    "FinalExporter",
-    "FinalOpsHook",
-    "GlobalStepWaiterHook",
-    "LatestExporter",
-    "LoggingTensorHook",
-    "ModeKeys",
-    "NanLossDuringTrainingError",
-    "NanTensorHook",
-    "ProfilerHook",
-    "RunConfig",
-    "SecondOrStepTimer",
-    "SessionRunArgs",
-    "SessionRunContext",
-    "SessionRunHook",
-    "SessionRunValues",
-    "StepCounterHook",
-    "StopAtStepHook",
-    "SummarySaverHook",
-    "TrainSpec",
-    "VocabInfo",
-    "WarmStartSettings",
-    "add_metrics",
-    "experimental",
-    "export",
-    "inputs",
-    "train_and_evaluate",
-]
+# `X as X` marks each import above as a re-export; the list of names is
+# the table in _src/base/public_names.py, which a test checks against them.
+__all__ = _public_names.names_in(__name__)

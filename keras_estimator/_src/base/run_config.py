@@ -8,7 +8,13 @@ This module owns two things:
 * the reading of the `TF_CONFIG` environment variable at construction time into
   the cluster properties (`cluster_spec`, `task_type`, `task_id`, `master`,
   `is_chief`, `num_ps_replicas`, `num_worker_replicas`, `global_id_in_cluster`,
-  ...). The parsing itself lives in `_tf_config` (`_parse_tf_config`).
+  ...). The parsing itself lives in `tf_config` (`_parse_tf_config`).
+
+Each setting is one row of `_SETTINGS` (name, default, validation, property
+docstring), and each cluster property one of `_CLUSTER_PROPERTIES`; storing,
+`replace`, the properties' docs and repr go by them. The constructor's
+signature and the property names are written out (tf.estimator's signature,
+and names type checkers see); a test checks them against the tables.
 
 Behaviour follows tf.estimator 2.15's `RunConfig`, with these differences:
 
@@ -25,6 +31,7 @@ Behaviour follows tf.estimator 2.15's `RunConfig`, with these differences:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import logging
 import numbers
@@ -58,41 +65,6 @@ _USE_DEFAULT: Any = _DefaultSentinel()
 
 _PROTOCOLS = (None, "grpc", "grpc+verbs")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-# The settings `replace` may change, in constructor order (as tf.estimator).
-_REPLACEABLE = (
-    "model_dir",
-    "tf_random_seed",
-    "save_summary_steps",
-    "save_checkpoints_steps",
-    "save_checkpoints_secs",
-    "session_config",
-    "keep_checkpoint_max",
-    "keep_checkpoint_every_n_hours",
-    "log_step_count_steps",
-    "train_distribute",
-    "device_fn",
-    "protocol",
-    "eval_distribute",
-    "experimental_distribute",
-    "experimental_max_worker_delay_secs",
-    "session_creation_timeout_secs",
-    "checkpoint_save_graph_def",
-    "steps_per_loop",
-)
-
-_CLUSTER_PROPERTIES = (
-    "cluster_spec",
-    "task_type",
-    "task_id",
-    "master",
-    "evaluation_master",
-    "is_chief",
-    "num_ps_replicas",
-    "num_worker_replicas",
-    "global_id_in_cluster",
-    "service",
-)
 
 
 class _ArgumentTypeError(TypeError, ValueError):
@@ -260,40 +232,172 @@ def _check_bool(name: str, value: Any) -> bool:
     return value
 
 
+# --------------------------------------------------------------------------
+# The fields
+# --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Setting:
+    """One run setting: a constructor argument, a property, replaceable.
+
+    The constructor's signature spells the settings out too, as tf.estimator
+    2.15's does; tests check it against this table.
+    """
+
+    name: str
+    default: Any
+    check: Callable[[str, Any], Any]  # (name, value) -> the value to store
+    # The property's docstring; None where there is no property (and so no
+    # entry in repr), as tf.estimator 2.15 had none for experimental_distribute.
+    doc: str | None
+
+
 _STEPS_HINT = "Pass a non-negative int, or None to disable."
-_VALIDATORS: dict[str, Callable[[str, Any], Any]] = {
-    "model_dir": _check_model_dir,
-    "tf_random_seed": _number_checker(True, float("-inf"), True, "Pass an int seed."),
-    "save_summary_steps": _number_checker(True, 0, True, _STEPS_HINT),
-    "save_checkpoints_steps": _number_checker(True, 0, True, _STEPS_HINT),
-    "save_checkpoints_secs": _number_checker(
-        False, 0, True, "Pass a non-negative number of seconds, or None."
+
+# The settings, in constructor order (steps_per_loop, an extension, is the
+# keyword-only last one).
+_SETTINGS = (
+    _Setting(
+        "model_dir",
+        None,
+        _check_model_dir,
+        "Directory for checkpoints and summaries, or None.",
     ),
-    "session_config": _check_session_config,
-    "keep_checkpoint_max": _number_checker(
-        True, 0, True, "Pass a non-negative int; 0 or None keeps every checkpoint."
+    _Setting(
+        "tf_random_seed",
+        None,
+        _number_checker(True, float("-inf"), True, "Pass an int seed."),
+        "Graph-level random seed, or None.",
     ),
-    "keep_checkpoint_every_n_hours": _number_checker(
-        False, 0, False, "Pass a positive number of hours."
+    _Setting(
+        "save_summary_steps",
+        100,
+        _number_checker(True, 0, True, _STEPS_HINT),
+        "Steps between summaries.",
     ),
-    "log_step_count_steps": _number_checker(
-        True, 0, False, "Pass a positive int, or None to disable step logging."
+    _Setting(
+        "save_checkpoints_steps",
+        _USE_DEFAULT,
+        _number_checker(True, 0, True, _STEPS_HINT),
+        "Steps between checkpoints, or None.",
     ),
-    "train_distribute": _check_strategy,
-    "device_fn": _check_device_fn,
-    "protocol": _check_protocol,
-    "eval_distribute": _check_strategy,
-    "experimental_distribute": _check_experimental_distribute,
-    "experimental_max_worker_delay_secs": _number_checker(
-        True, float("-inf"), True, "Pass an int number of seconds, or None."
+    _Setting(
+        "save_checkpoints_secs",
+        _USE_DEFAULT,
+        _number_checker(
+            False, 0, True, "Pass a non-negative number of seconds, or None."
+        ),
+        "Seconds between checkpoints, or None.",
     ),
-    "session_creation_timeout_secs": _number_checker(
-        False, 0, False, "Pass a positive number of seconds."
+    _Setting(
+        "session_config",
+        None,
+        _check_session_config,
+        "The tf.compat.v1.ConfigProto; in a cluster defaults to device filters.",
     ),
-    "checkpoint_save_graph_def": _check_bool,
-    "steps_per_loop": _number_checker(
-        True, 1, True, "Pass a positive int, or None to let hooks decide."
+    _Setting(
+        "keep_checkpoint_max",
+        5,
+        _number_checker(
+            True, 0, True, "Pass a non-negative int; 0 or None keeps every checkpoint."
+        ),
+        "How many recent checkpoints are kept.",
     ),
+    _Setting(
+        "keep_checkpoint_every_n_hours",
+        10000,
+        _number_checker(False, 0, False, "Pass a positive number of hours."),
+        "Hours between permanently kept checkpoints.",
+    ),
+    _Setting(
+        "log_step_count_steps",
+        100,
+        _number_checker(
+            True, 0, False, "Pass a positive int, or None to disable step logging."
+        ),
+        "Steps between loss and steps/second logs.",
+    ),
+    _Setting(
+        "train_distribute",
+        None,
+        _check_strategy,
+        "Optional tf.distribute.Strategy for training.",
+    ),
+    _Setting(
+        "device_fn",
+        None,
+        _check_device_fn,
+        "Callable op -> device string overriding placement, or None.",
+    ),
+    _Setting(
+        "protocol",
+        None,
+        _check_protocol,
+        "Server protocol: None, 'grpc' or 'grpc+verbs'.",
+    ),
+    _Setting(
+        "eval_distribute",
+        None,
+        _check_strategy,
+        "Optional tf.distribute.Strategy for evaluation.",
+    ),
+    _Setting(
+        "experimental_distribute",
+        None,
+        _check_experimental_distribute,
+        None,  # Its strategies are train_distribute and eval_distribute.
+    ),
+    _Setting(
+        "experimental_max_worker_delay_secs",
+        None,
+        _number_checker(
+            True, float("-inf"), True, "Pass an int number of seconds, or None."
+        ),
+        "Max staggered worker start delay.",
+    ),
+    _Setting(
+        "session_creation_timeout_secs",
+        7200,
+        _number_checker(False, 0, False, "Pass a positive number of seconds."),
+        "Seconds workers wait for a session.",
+    ),
+    _Setting(
+        "checkpoint_save_graph_def",
+        True,
+        _check_bool,
+        "Whether the graph is written with checkpoints.",
+    ),
+    _Setting(
+        "steps_per_loop",
+        None,
+        _number_checker(
+            True, 1, True, "Pass a positive int, or None to let hooks decide."
+        ),
+        "Steps per compiled call (hooks run between), or None.",
+    ),
+)
+_SETTING = {setting.name: setting for setting in _SETTINGS}
+
+# What `replace` may change: every setting, in constructor order.
+_REPLACEABLE = tuple(_SETTING)
+
+# The cluster properties, read from TF_CONFIG (fields of `_ClusterInfo`):
+# name -> the property's docstring.
+_CLUSTER_PROPERTIES = {
+    "cluster_spec": "tf.train.ClusterSpec from TF_CONFIG (empty when local).",
+    "task_type": "This task's job name, e.g. 'worker'.",
+    "task_id": "This task's index within its job.",
+    "master": "Session target: '' locally, 'grpc://host:port' in a cluster.",
+    "evaluation_master": "Session target for evaluation ('' by default).",
+    "is_chief": "Whether this task is the chief.",
+    "num_ps_replicas": "Number of parameter servers.",
+    "num_worker_replicas": "Number of workers, the chief included.",
+    "global_id_in_cluster": (
+        "Unique index of this task: chief 0, then workers, then ps; "
+        "None for an evaluator."
+    ),
+    "service": "The TF_CONFIG 'service' object, or None.",
 }
 
 
@@ -363,7 +467,11 @@ def _from_distribute_config(name: str, strategy: Any, distribute_config: Any) ->
     return from_config
 
 
-def _read_only(name: str, doc: str) -> property:
+def _read_only(name: str) -> property:
+    """The property `name`, documented by its row in the tables above."""
+    doc = _SETTING[name].doc if name in _SETTING else _CLUSTER_PROPERTIES[name]
+    if doc is None:
+        raise ValueError(f"RunConfig has no property {name!r}.")
     attribute = "_" + name
     return property(lambda self: getattr(self, attribute), doc=doc)
 
@@ -465,6 +573,8 @@ class RunConfig:
         *,
         steps_per_loop=None,
     ):
+        # The arguments by name; first, before any other local is bound.
+        values = dict(locals())
         steps, secs = _resolve_checkpoint_cadence(
             save_checkpoints_steps, save_checkpoints_secs
         )
@@ -480,28 +590,17 @@ class RunConfig:
         info = _parse_tf_config(os.environ.get(_TF_CONFIG_ENV))
         if os.environ.get(_TF_CONFIG_ENV):
             _logger.info("TF_CONFIG: task %s:%d", info.task_type, info.task_id)
-        settings = {
-            "model_dir": _resolve_model_dir(model_dir, info.model_dir),
-            "tf_random_seed": tf_random_seed,
-            "save_summary_steps": save_summary_steps,
-            "save_checkpoints_steps": steps,
-            "save_checkpoints_secs": secs,
-            "session_config": session_config,
-            "keep_checkpoint_max": keep_checkpoint_max,
-            "keep_checkpoint_every_n_hours": keep_checkpoint_every_n_hours,
-            "log_step_count_steps": log_step_count_steps,
-            "train_distribute": train_distribute,
-            "device_fn": device_fn,
-            "protocol": protocol,
-            "eval_distribute": eval_distribute,
-            "experimental_distribute": experimental_distribute,
-            "experimental_max_worker_delay_secs": experimental_max_worker_delay_secs,
-            "session_creation_timeout_secs": session_creation_timeout_secs,
-            "checkpoint_save_graph_def": checkpoint_save_graph_def,
-            "steps_per_loop": steps_per_loop,
-        }
-        for name, value in settings.items():
-            setattr(self, "_" + name, _VALIDATORS[name](name, value))
+        values.update(
+            model_dir=_resolve_model_dir(model_dir, info.model_dir),
+            save_checkpoints_steps=steps,
+            save_checkpoints_secs=secs,
+            train_distribute=train_distribute,
+            eval_distribute=eval_distribute,
+            experimental_distribute=experimental_distribute,
+        )
+        for setting in _SETTINGS:
+            value = setting.check(setting.name, values[setting.name])
+            setattr(self, "_" + setting.name, value)
         self._set_cluster_info(info)
 
     def _set_cluster_info(self, info: _ClusterInfo) -> None:
@@ -543,7 +642,7 @@ class RunConfig:
         if self._session_config is not None:
             new._session_config = copy.deepcopy(self._session_config)
         for name, value in kwargs.items():
-            setattr(new, "_" + name, _VALIDATORS[name](name, value))
+            setattr(new, "_" + name, _SETTING[name].check(name, value))
         steps, secs = new._save_checkpoints_steps, new._save_checkpoints_secs
         if "save_checkpoints_steps" in kwargs and "save_checkpoints_secs" in kwargs:
             if steps is not None and secs is not None:
@@ -555,11 +654,9 @@ class RunConfig:
         return new
 
     def _fields(self) -> list[tuple[str, Any]]:
-        names = [n for n in _REPLACEABLE if n != "experimental_distribute"]
-        return [
-            (name, getattr(self, "_" + name))
-            for name in names + list(_CLUSTER_PROPERTIES)
-        ]
+        names = [setting.name for setting in _SETTINGS if setting.doc is not None]
+        names += list(_CLUSTER_PROPERTIES)
+        return [(name, getattr(self, "_" + name)) for name in names]
 
     def __repr__(self) -> str:
         body = ", ".join(f"{name}={_format_value(v)}" for name, v in self._fields())
@@ -569,71 +666,34 @@ class RunConfig:
         body = "".join(f"  {name}={_format_value(v)},\n" for name, v in self._fields())
         return f"RunConfig(\n{body})"
 
-    model_dir = _read_only(
-        "model_dir", "Directory for checkpoints and summaries, or None."
-    )
-    tf_random_seed = _read_only("tf_random_seed", "Graph-level random seed, or None.")
-    save_summary_steps = _read_only("save_summary_steps", "Steps between summaries.")
-    save_checkpoints_steps = _read_only(
-        "save_checkpoints_steps", "Steps between checkpoints, or None."
-    )
-    save_checkpoints_secs = _read_only(
-        "save_checkpoints_secs", "Seconds between checkpoints, or None."
-    )
-    session_config = _read_only(
-        "session_config",
-        "The tf.compat.v1.ConfigProto; in a cluster defaults to device filters.",
-    )
-    keep_checkpoint_max = _read_only(
-        "keep_checkpoint_max", "How many recent checkpoints are kept."
-    )
-    keep_checkpoint_every_n_hours = _read_only(
-        "keep_checkpoint_every_n_hours", "Hours between permanently kept checkpoints."
-    )
-    log_step_count_steps = _read_only(
-        "log_step_count_steps", "Steps between loss and steps/second logs."
-    )
-    train_distribute = _read_only(
-        "train_distribute", "Optional tf.distribute.Strategy for training."
-    )
-    eval_distribute = _read_only(
-        "eval_distribute", "Optional tf.distribute.Strategy for evaluation."
-    )
-    device_fn = _read_only(
-        "device_fn", "Callable op -> device string overriding placement, or None."
-    )
-    protocol = _read_only("protocol", "Server protocol: None, 'grpc' or 'grpc+verbs'.")
+    # One property per setting (but experimental_distribute) and per cluster
+    # field, in the tables' order; written out so that type checkers see them.
+    model_dir = _read_only("model_dir")
+    tf_random_seed = _read_only("tf_random_seed")
+    save_summary_steps = _read_only("save_summary_steps")
+    save_checkpoints_steps = _read_only("save_checkpoints_steps")
+    save_checkpoints_secs = _read_only("save_checkpoints_secs")
+    session_config = _read_only("session_config")
+    keep_checkpoint_max = _read_only("keep_checkpoint_max")
+    keep_checkpoint_every_n_hours = _read_only("keep_checkpoint_every_n_hours")
+    log_step_count_steps = _read_only("log_step_count_steps")
+    train_distribute = _read_only("train_distribute")
+    device_fn = _read_only("device_fn")
+    protocol = _read_only("protocol")
+    eval_distribute = _read_only("eval_distribute")
     experimental_max_worker_delay_secs = _read_only(
-        "experimental_max_worker_delay_secs", "Max staggered worker start delay."
+        "experimental_max_worker_delay_secs"
     )
-    session_creation_timeout_secs = _read_only(
-        "session_creation_timeout_secs", "Seconds workers wait for a session."
-    )
-    checkpoint_save_graph_def = _read_only(
-        "checkpoint_save_graph_def", "Whether the graph is written with checkpoints."
-    )
-    steps_per_loop = _read_only(
-        "steps_per_loop", "Steps per compiled call (hooks run between), or None."
-    )
-    cluster_spec = _read_only(
-        "cluster_spec", "tf.train.ClusterSpec from TF_CONFIG (empty when local)."
-    )
-    task_type = _read_only("task_type", "This task's job name, e.g. 'worker'.")
-    task_id = _read_only("task_id", "This task's index within its job.")
-    master = _read_only(
-        "master", "Session target: '' locally, 'grpc://host:port' in a cluster."
-    )
-    evaluation_master = _read_only(
-        "evaluation_master", "Session target for evaluation ('' by default)."
-    )
-    is_chief = _read_only("is_chief", "Whether this task is the chief.")
-    num_ps_replicas = _read_only("num_ps_replicas", "Number of parameter servers.")
-    num_worker_replicas = _read_only(
-        "num_worker_replicas", "Number of workers, the chief included."
-    )
-    global_id_in_cluster = _read_only(
-        "global_id_in_cluster",
-        "Unique index of this task: chief 0, then workers, then ps; "
-        "None for an evaluator.",
-    )
-    service = _read_only("service", "The TF_CONFIG 'service' object, or None.")
+    session_creation_timeout_secs = _read_only("session_creation_timeout_secs")
+    checkpoint_save_graph_def = _read_only("checkpoint_save_graph_def")
+    steps_per_loop = _read_only("steps_per_loop")
+    cluster_spec = _read_only("cluster_spec")
+    task_type = _read_only("task_type")
+    task_id = _read_only("task_id")
+    master = _read_only("master")
+    evaluation_master = _read_only("evaluation_master")
+    is_chief = _read_only("is_chief")
+    num_ps_replicas = _read_only("num_ps_replicas")
+    num_worker_replicas = _read_only("num_worker_replicas")
+    global_id_in_cluster = _read_only("global_id_in_cluster")
+    service = _read_only("service")

@@ -8,6 +8,7 @@ meaning, and training runs on Keras 3's trainer.
 # The backend is checked before anything imports Keras.
 # ruff: noqa: E402
 
+from keras_estimator._src.base import missing_names as _missing_names
 from keras_estimator._src.base.backend_check import require_tensorflow_backend
 
 require_tensorflow_backend()
@@ -86,4 +87,8 @@ __version__ = "0.1.0"
 
 # `X as X` marks each import above as a re-export; the list of names is
 # the table in _src/base/public_names.py, which a test checks against them.
+
+# tf.estimator 2.15 names not provided yet raise an AttributeError saying so.
+__getattr__ = _missing_names.getattr_for(__name__)
+
 __all__ = _public_names.names_in(__name__)

@@ -5,6 +5,7 @@ the TF_CONFIG cluster with bounded connection timeouts, and `tpu_strategy`, a
 TPUStrategy with the TPU system set up.
 """
 
+from keras_estimator._src.base import missing_names as _missing_names
 from keras_estimator._src.base import public_names as _public_names
 from keras_estimator._src.base.serving_input import (
     build_raw_supervised_input_receiver_fn as build_raw_supervised_input_receiver_fn,
@@ -37,4 +38,8 @@ from keras_estimator._src.estimator.evaluator_hook import (
 
 # `X as X` marks each import above as a re-export; the list of names is
 # the table in _src/base/public_names.py, which a test checks against them.
+
+# tf.estimator 2.15 names not provided yet raise an AttributeError saying so.
+__getattr__ = _missing_names.getattr_for(__name__)
+
 __all__ = _public_names.names_in(__name__)

@@ -16,6 +16,7 @@ helpers.
 # `keras_estimator`, because the package's __init__ imports `compat` before it
 # binds its own names.
 from keras_estimator import export as export
+from keras_estimator._src.base import missing_names as _missing_names
 from keras_estimator._src.base import public_names as _public_names
 from keras_estimator._src.base.estimator_spec import EstimatorSpec as EstimatorSpec
 from keras_estimator._src.base.mode_keys import ModeKeys as ModeKeys
@@ -75,4 +76,8 @@ from keras_estimator.compat.estimator import inputs as inputs
 
 # `X as X` marks each import above as a re-export; the list of names is
 # the table in _src/base/public_names.py, which a test checks against them.
+
+# tf.estimator 2.15 names not provided yet raise an AttributeError saying so.
+__getattr__ = _missing_names.getattr_for(__name__)
+
 __all__ = _public_names.names_in(__name__)

@@ -5,6 +5,7 @@ The same objects as in the `tf.estimator.experimental` mirror; tf.estimator
 not provided.
 """
 
+from keras_estimator._src.base import missing_names as _missing_names
 from keras_estimator.experimental import (
     InMemoryEvaluatorHook,
     build_raw_supervised_input_receiver_fn,
@@ -15,6 +16,9 @@ from keras_estimator.experimental import (
     stop_if_no_decrease_hook,
     stop_if_no_increase_hook,
 )
+
+# tf.estimator 2.15 names not provided yet raise an AttributeError saying so.
+__getattr__ = _missing_names.getattr_for(__name__)
 
 __all__ = [
     "InMemoryEvaluatorHook",

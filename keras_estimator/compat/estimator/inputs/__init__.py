@@ -4,6 +4,10 @@
 it is not provided here (pandas is not a dependency of this package).
 """
 
+from keras_estimator._src.base import missing_names as _missing_names
 from keras_estimator._src.io.numpy_io import numpy_input_fn
+
+# tf.estimator 2.15 names not provided yet raise an AttributeError saying so.
+__getattr__ = _missing_names.getattr_for(__name__)
 
 __all__ = ["numpy_input_fn"]

@@ -1,0 +1,60 @@
+"""tf.estimator 2.15 names not provided yet fail with a message naming the fix."""
+
+import csv
+import importlib
+from pathlib import Path
+
+import pytest
+
+import keras_estimator  # noqa: F401
+from keras_estimator._src.base import missing_names
+
+TSV = Path(__file__).resolve().parents[1] / "data" / "tf_estimator_2_15_api.tsv"
+# tf.estimator namespace -> the module that stands for it, longest first.
+NAMESPACES = {
+    "tf.compat.v1.estimator.experimental": "keras_estimator.compat.estimator.experimental",
+    "tf.compat.v1.estimator.inputs": "keras_estimator.compat.estimator.inputs",
+    "tf.compat.v1.estimator": "keras_estimator.compat.estimator",
+    "tf.estimator.experimental": "keras_estimator.experimental",
+    "tf.estimator": "keras_estimator",
+}
+
+
+def _reference_names():
+    with TSV.open() as handle:
+        rows = list(csv.reader(handle, delimiter="\t"))[1:]
+    names = set()
+    for symbol, _, _ in rows:
+        for namespace, module in NAMESPACES.items():
+            if symbol.startswith(namespace + "."):
+                names.add((module, symbol[len(namespace) + 1 :].split(".")[0]))
+                break
+    return sorted(names)
+
+
+@pytest.mark.parametrize("module_name, name", _reference_names())
+def test_every_2_15_name_is_provided_or_explained(module_name, name):
+    module = importlib.import_module(module_name)
+    if name in missing_names.MISSING[module_name]:
+        with pytest.raises(AttributeError, match=r"of tf.estimator 2.15 is not in"):
+            getattr(module, name)
+        assert not hasattr(module, name)
+    else:
+        assert getattr(module, name) is not None
+
+
+@pytest.mark.parametrize("module_name", sorted(missing_names.MISSING))
+def test_listed_names_are_really_missing(module_name):
+    module = importlib.import_module(module_name)
+    provided = set(vars(module))
+    assert not provided & set(missing_names.MISSING[module_name])
+
+
+def test_other_names_keep_pythons_message():
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchName'"):
+        keras_estimator.NoSuchName  # noqa: B018
+
+
+def test_a_premade_name_says_what_to_do_instead():
+    with pytest.raises(AttributeError, match=r"DNNClassifier.*model_fn.*Estimator\(model_fn"):
+        keras_estimator.DNNClassifier  # noqa: B018

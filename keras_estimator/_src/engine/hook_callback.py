@@ -25,6 +25,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from keras_estimator._src.base.protocols import ChecksLoss, PlansFusion, StopsTraining
 from keras_estimator._src.base.session_run_hook import (
     SessionRunArgs,
     SessionRunContext,
@@ -81,10 +82,9 @@ class HookCallback(keras.callbacks.Callback):
         """The fewest steps any hook lets the next run cover (1 for plain hooks)."""
         needs = []
         for hook in self._hooks:
-            method = getattr(hook, "steps_until_needed", None)
-            if method is None:
+            if not isinstance(hook, PlansFusion):
                 return 1
-            need = method(global_step)
+            need = hook.steps_until_needed(global_step)
             if need is not None:
                 needs.append(max(int(need), 1))
         return min(needs) if needs else None
@@ -93,8 +93,7 @@ class HookCallback(keras.callbacks.Callback):
         """The fewest steps until a hook stops training (stop-at-step hooks)."""
         stops = []
         for hook in self._hooks:
-            method = getattr(hook, "steps_until_stop", None)
-            steps = method(global_step) if method is not None else None
+            steps = hook.steps_until_stop(global_step) if isinstance(hook, StopsTraining) else None
             if steps is not None:
                 stops.append(max(int(steps), 1))
         return min(stops) if stops else None
@@ -143,9 +142,7 @@ class HookCallback(keras.callbacks.Callback):
         if not logs or "loss" not in logs:
             return
         for hook in self._hooks:
-            if getattr(hook, "checks_fused_loss", False) and getattr(
-                hook, "loop_driven", False
-            ):
+            if isinstance(hook, ChecksLoss) and hook.loop_driven:
                 hook.check_loss(float(logs["loss"]), step)
 
     def _end(self) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 import keras
 
+from keras_estimator._src.base.protocols import PlansFusion, StopsTraining
 from keras_estimator._src.distribute import multi_worker
 
 logger = logging.getLogger("keras_estimator")
@@ -71,25 +72,24 @@ def plan_steps(
 ) -> int:
     """How many steps the next compiled call may run.
 
-    Callbacks that say when they next need a step (`steps_until_needed`) bound
+    Callbacks that say when they next need a step (`PlansFusion`) bound
     it; a plain Keras callback with batch methods sees every step, as it would
     in `fit`; one without them does not constrain the plan. With a
     `loop_length` only the steps until a callback stops training
-    (`steps_until_stop`) shorten it.
+    (`StopsTraining`) shorten it.
     """
     if loop_length is not None:
         stops = [loop_length]
         for callback in callbacks:
-            until_stop = getattr(callback, "steps_until_stop", None)
-            steps = until_stop(global_step) if until_stop is not None else None
-            if steps is not None:
-                stops.append(steps)
+            if isinstance(callback, StopsTraining):
+                steps = callback.steps_until_stop(global_step)
+                if steps is not None:
+                    stops.append(steps)
         return max(min(stops), 0)
     needs = [MAX_FUSED_STEPS]
     for callback in callbacks:
-        need = getattr(callback, "steps_until_needed", None)
-        if need is not None:
-            steps = need(global_step)
+        if isinstance(callback, PlansFusion):
+            steps = callback.steps_until_needed(global_step)
             if steps is not None:
                 needs.append(steps)
         elif _sees_batches(callback):

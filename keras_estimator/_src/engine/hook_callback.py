@@ -34,6 +34,8 @@ from keras_estimator._src.base.session_run_hook import (
 )
 from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import loop_context
+from keras_estimator._src.engine.model_fn_model import ModelFnModel
+from keras_estimator._src.engine.run_plan import FetchState, RunPlan
 
 _HOOK_METHODS = ("begin", "after_create_session", "before_run", "after_run", "end")
 
@@ -119,12 +121,13 @@ class HookCallback(keras.callbacks.Callback):
         context, plan = self._context, self._plan
         if context is None or plan is None:
             return
-        nan_step = getattr(self.model, "nan_loss_step", None)
+        run_plan = self._run_plan()
+        nan_step = run_plan.nan_loss_step if run_plan is not None else None
         if nan_step is not None:
             # A step before the run's last had a NaN loss: report that step,
             # before any hook (a checkpoint saver) sees the run.
             self._check_loss({"loss": math.nan}, nan_step)
-        if getattr(self.model, "last_run_steps", 1) == 0:
+        if run_plan is not None and run_plan.last_run_steps == 0:
             return  # the input ended before this run made a step
         self._global_step = self._read_global_step(logs)
         context.global_step = self._global_step
@@ -187,8 +190,13 @@ class HookCallback(keras.callbacks.Callback):
         self._end()
 
     # ---- talking to the model ----------------------------------------------------
-    def _fetch_state(self) -> Any:
-        return getattr(self.model, "fetches", None)
+    def _run_plan(self) -> RunPlan | None:
+        """The model's plan for the call under way; None for a plain Keras model."""
+        return self.model.run_plan if isinstance(self.model, ModelFnModel) else None
+
+    def _fetch_state(self) -> FetchState | None:
+        run_plan = self._run_plan()
+        return run_plan.fetches if run_plan is not None else None
 
     def _set_request(self, plan: _fetches.FetchPlan | None) -> None:
         state = self._fetch_state()
@@ -244,7 +252,7 @@ class HookCallback(keras.callbacks.Callback):
     @contextlib.contextmanager
     def _hook_graph(self, mode: str) -> Iterator[None]:
         """The graph hooks' begin() sees: the model's own when it has one."""
-        graphs = getattr(self.model, "build_graphs", {})
+        graphs = self.model.build_graphs if isinstance(self.model, ModelFnModel) else {}
         graph = graphs.get(mode)
         if graph is None:
             graph = tf.Graph()

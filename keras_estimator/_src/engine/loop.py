@@ -28,6 +28,7 @@ import keras
 
 from keras_estimator._src.base.protocols import PlansFusion, StopsTraining
 from keras_estimator._src.distribute import multi_worker
+from keras_estimator._src.engine.run_plan import RunPlan
 
 logger = logging.getLogger("keras_estimator")
 
@@ -142,26 +143,22 @@ def run_training(
         state.last_loss = float(logs["loss"])
 
     options = {"verbose": 0, "shuffle": False, **fit_kwargs}
-    model.step_plan = step_plan
-    model.after_chunk = on_chunk
-    model.loop_length = loop_length
-    strategy = getattr(model, "distribute_strategy", None)
-    try:
-        if step_plan() <= 0:
-            return None
-        # The base class's fit: ModelFnModel.fit comes here itself.
-        with multi_worker.explain_cluster_errors(strategy), model.reading_input():
-            return keras.Model.fit(
-                model,
-                dataset,
-                epochs=1,
-                callbacks=multi_worker.with_stop_together(model, callbacks),
-                **options,
-            )
-    finally:
-        model.step_plan = None
-        model.after_chunk = None
-        model.loop_length = None
+    if step_plan() <= 0:
+        return None
+    plan = RunPlan(step_plan=step_plan, after_chunk=on_chunk, loop_length=loop_length)
+    # The base class's fit: ModelFnModel.fit comes here itself.
+    with (
+        model.running(plan),
+        multi_worker.explain_cluster_errors(model.distribute_strategy),
+        model.reading_input(),
+    ):
+        return keras.Model.fit(
+            model,
+            dataset,
+            epochs=1,
+            callbacks=multi_worker.with_stop_together(model, callbacks),
+            **options,
+        )
 
 
 def run_evaluation(
@@ -179,23 +176,19 @@ def run_evaluation(
         remaining = MAX_FUSED_STEPS if steps is None else steps - done
         return max(min(remaining, plan_steps(callbacks, done, loop_length)), 0)
 
-    model.step_plan = step_plan
-    model.loop_length = loop_length
-    try:
-        # The base class's evaluate: a model bound to an Estimator comes here
-        # through the Estimator.
-        with (
-            multi_worker.explain_cluster_errors(model.distribute_strategy),
-            model.reading_input(),
-        ):
-            logs = keras.Model.evaluate(
-                model,
-                dataset,
-                verbose=0,
-                return_dict=True,
-                callbacks=multi_worker.with_stop_together(model, list(callbacks)),
-            )
-    finally:
-        model.step_plan = None
-        model.loop_length = None
+    plan = RunPlan(step_plan=step_plan, loop_length=loop_length)
+    # The base class's evaluate: a model bound to an Estimator comes here
+    # through the Estimator.
+    with (
+        model.running(plan),
+        multi_worker.explain_cluster_errors(model.distribute_strategy),
+        model.reading_input(),
+    ):
+        logs = keras.Model.evaluate(
+            model,
+            dataset,
+            verbose=0,
+            return_dict=True,
+            callbacks=multi_worker.with_stop_together(model, list(callbacks)),
+        )
     return logs, model.executed_steps - start

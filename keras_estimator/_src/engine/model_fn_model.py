@@ -29,6 +29,7 @@ from keras_estimator._src.engine import input_release as _input_release
 from keras_estimator._src.engine import inputs, step_call, tf_group
 from keras_estimator._src.engine import loop as _loop
 from keras_estimator._src.engine import summaries as _summaries
+from keras_estimator._src.engine.run_plan import RunPlan
 from keras_estimator._src.engine.variable_store import (
     VariableStore,
     as_tf_variable,
@@ -43,29 +44,23 @@ NAN_STEP_KEY = "_nan_loss_step"
 
 
 class _RunState:
-    """Steps run and the input being read, kept off the model.
+    """The current run plan, steps run and the input being read, off the model.
 
     Keras' attribute tracking would cost a step's worth on every update.
-    `input_box` holds the only reference the model keeps to the tf.data
-    iterator of the current fit/evaluate call, and `epoch_iterators` the
-    Keras epoch iterators wrapping it (see `ModelFnModel.reading_input`).
+    `plan` is the `RunPlan` of the fit/evaluate/predict call under way (an
+    idle one between calls); `tracing_fetches` the hooks' fetches while a
+    fetching step is traced. `input_box` holds the only reference the model
+    keeps to the tf.data iterator of the current fit/evaluate call, and
+    `epoch_iterators` the Keras epoch iterators wrapping it (see
+    `ModelFnModel.reading_input`).
     """
 
     def __init__(self) -> None:
+        self.plan = RunPlan()
+        self.tracing_fetches: _fetches.FetchPlan | None = None
         self.executed = 0
-        self.last_run = 0
-        self.nan_loss_step: int | None = None
         self.input_box: list[Any] = []
         self.epoch_iterators: list[Any] = []
-
-
-class _FetchState:
-    """Hook fetches: what the next run must return and what the last returned."""
-
-    def __init__(self) -> None:
-        self.request: _fetches.FetchPlan | None = None
-        self.results: dict[str, Any] = {}
-        self.tracing: _fetches.FetchPlan | None = None
 
 
 class ModelFnModel(keras.Model):
@@ -99,12 +94,6 @@ class ModelFnModel(keras.Model):
         # The Estimator this model reads and writes checkpoints through, if
         # any (held in a tuple so Keras' attribute tracking leaves it alone).
         self._owner: tuple[Any, ...] = (None,)
-        self.after_chunk: Callable[[dict[str, Any]], None] | None = None
-        self.step_plan: Callable[[], int] | None = None
-        # With a loop length a run that fetches for hooks still runs the
-        # whole loop, fetching from its last step.
-        self.loop_length: int | None = None
-        self.fetches = _FetchState()
         self.spec_hooks: dict[str, tuple[Any, ...]] = {}
         self.build_graphs: dict[str, Any] = {}
         self.loss_names: dict[str, str] = {}
@@ -151,6 +140,34 @@ class ModelFnModel(keras.Model):
             _input_release.release(box)
         self._run.input_box = [iterator]
 
+    @contextlib.contextmanager
+    def running(self, plan: RunPlan) -> Iterator[RunPlan]:
+        """Runs the enclosed fit/evaluate/predict call under `plan`.
+
+        Calls nest (an evaluation during training): the outer plan is back
+        when the inner call ends.
+        """
+        outer = self._run.plan
+        self._run.plan = plan
+        try:
+            yield plan
+        finally:
+            self._run.plan = outer
+
+    @property
+    def run_plan(self) -> RunPlan:
+        """The plan of the call under way (an idle one between calls)."""
+        return self._run.plan
+
+    @contextlib.contextmanager
+    def tracing_fetches(self, plan: _fetches.FetchPlan) -> Iterator[None]:
+        """Makes the step traced meanwhile return what `plan` fetches."""
+        self._run.tracing_fetches = plan
+        try:
+            yield
+        finally:
+            self._run.tracing_fetches = None
+
     @property
     def executed_steps(self) -> int:
         """Steps run by this model's train and test functions, in all."""
@@ -158,21 +175,13 @@ class ModelFnModel(keras.Model):
 
     @property
     def nan_loss_step(self) -> int | None:
-        """The global step of the last run's first NaN loss, if it had one."""
-        return self._run.nan_loss_step
-
-    @nan_loss_step.setter
-    def nan_loss_step(self, value: int | None) -> None:
-        self._run.nan_loss_step = value
+        """The global step of the current call's last run's first NaN loss."""
+        return self._run.plan.nan_loss_step
 
     @property
     def last_run_steps(self) -> int:
-        """Steps the last call of the train or test function ran (0: input ended)."""
-        return self._run.last_run
-
-    @last_run_steps.setter
-    def last_run_steps(self, value: int) -> None:
-        self._run.last_run = value
+        """Steps the current call's last run made (0: its input ended)."""
+        return self._run.plan.last_run_steps
 
     # ---- calling the model_fn -----------------------------------------------
     def call_model_fn(
@@ -195,7 +204,7 @@ class ModelFnModel(keras.Model):
             "params": params,
             "config": config,
         }
-        plan = self.fetches.tracing
+        plan = self._run.tracing_fetches
         dirs = _summaries.summary_dirs(plan.keys) if plan and mode == ModeKeys.TRAIN else []
         step = summary_step if summary_step is not None else tf.constant(0, tf.int64)
         with (
@@ -301,9 +310,10 @@ class ModelFnModel(keras.Model):
         """
         epochs = kwargs.get("epochs", 1) - kwargs.get("initial_epoch", 0)
         owner = self._owner[0]
-        if owner is not None and self.step_plan is None:
+        in_loop = self._run.plan.step_plan is not None
+        if owner is not None and not in_loop:
             return self._fit_through(owner, x, y, args, epochs, kwargs)
-        if self.step_plan is not None:
+        if in_loop:
             return super().fit(x, y, *args, **kwargs)
         if args or y is not None or epochs != 1:
             with self.reading_input():
@@ -360,7 +370,7 @@ class ModelFnModel(keras.Model):
         followed by the metrics in name order.
         """
         owner = self._owner[0]
-        if self.step_plan is not None:
+        if self._run.plan.step_plan is not None:
             return super().evaluate(x, *args, **kwargs)
         if owner is None:
             with self.reading_input():
@@ -438,7 +448,7 @@ class ModelFnModel(keras.Model):
         self, logs: dict[str, Any], read_before: dict[str, tf.Tensor] | None = None
     ) -> dict[str, Any]:
         """Adds what hooks asked for; `read_before` gives variables' earlier reads."""
-        plan = self.fetches.tracing
+        plan = self._run.tracing_fetches
         if plan is not None:
             logs[FETCHES_KEY] = _fetches.resolve(
                 plan.keys, plan.variables, self._store.get, read_before
@@ -604,11 +614,8 @@ class ModelFnModel(keras.Model):
         if call is None:
 
             def step_with_fetches(iterator: Any) -> Any:
-                self.fetches.tracing = plan
-                try:
+                with self.tracing_fetches(plan):
                     return one_step(iterator.get_next())
-                finally:
-                    self.fetches.tracing = None
 
             call = step_call.StepCall(
                 tf.function(step_with_fetches, autograph=False).get_concrete_function(
@@ -620,7 +627,7 @@ class ModelFnModel(keras.Model):
             outputs = dict(call(iterator))
         except tf.errors.OutOfRangeError:
             return 0, {}
-        self.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
+        self._run.plan.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
         return 1, outputs
 
     def _spec_key(self, iterator: Any) -> str:
@@ -636,9 +643,10 @@ class ModelFnModel(keras.Model):
         return key
 
     def _planned_steps(self) -> int:
-        if self.step_plan is None:
+        step_plan = self._run.plan.step_plan
+        if step_plan is None:
             return int(self.steps_per_execution)
-        return int(self.step_plan())
+        return int(step_plan())
 
     def _stop(self, kind: str) -> None:
         if kind == "train":
@@ -703,18 +711,19 @@ class ModelFnModel(keras.Model):
             self._hold_input(iterator)
             if mode not in self._logs_specs:
                 self.build_mode(mode, iterator.element_spec)
+            run_plan = self._run.plan
             planned = self._planned_steps()
-            plan = self.fetches.request
+            plan = run_plan.fetches.request
             fetching = plan is not None and bool(plan.keys)
             if workers is not None:
                 planned, fetching = workers.run_plan(planned, fetching)
             if planned <= 0:
-                self._run.last_run = 0
+                run_plan.last_run_steps = 0
                 self._stop(kind)
                 return last_logs
             fetched = True
             if fetching:
-                if not self.loop_length:
+                if not run_plan.loop_length:
                     planned = 1
                 steps_run, logs, fetched = self._run_then_fetch(
                     fused, one_step, kind, iterator, plan, planned
@@ -723,18 +732,18 @@ class ModelFnModel(keras.Model):
                 steps_run, logs = fused(iterator, planned)
             steps_run = int(steps_run)
             nan_step = logs.pop(NAN_STEP_KEY, None)
-            self._run.nan_loss_step = None if nan_step is None or nan_step < 0 else int(nan_step)
+            run_plan.nan_loss_step = None if nan_step is None or nan_step < 0 else int(nan_step)
             # Hooks that asked for values see no run when the input ended
             # before the step that fetches them (as a TPUEstimator loop
             # ending in OutOfRange ran no after_run).
-            self._run.last_run = steps_run if fetched else 0
+            run_plan.last_run_steps = steps_run if fetched else 0
             self._run.executed += steps_run
             if steps_run == 0:
                 self._stop(kind)
                 return last_logs
             last_logs = logs
-            if self.after_chunk is not None:
-                self.after_chunk(logs)
+            if run_plan.after_chunk is not None:
+                run_plan.after_chunk(logs)
             if steps_run < planned or self._planned_steps() <= 0:
                 self._stop(kind)
             return logs

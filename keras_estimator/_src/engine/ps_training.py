@@ -89,6 +89,7 @@ from keras_estimator._src.engine.model_fn_model import (
     NAN_STEP_KEY,
     first_nan_step,
 )
+from keras_estimator._src.engine.run_plan import RunPlan
 from keras_estimator._src.engine.variable_store import VariableStore
 
 logger = logging.getLogger("keras_estimator")
@@ -278,14 +279,11 @@ class _Steps:
         key = (tuple(plan.keys), tuple(id(v) for v in plan.variables.values()))
         function = self._fetching.get(key)
         if function is None:
-            fetches = self._model.fetches
+            model = self._model
 
             def step_with_fetches(iterator: Any) -> Any:
-                fetches.tracing = plan
-                try:
+                with model.tracing_fetches(plan):
                     return self.one_step(next(iterator))
-                finally:
-                    fetches.tracing = None
 
             function = tf.function(step_with_fetches, autograph=False)
             self._fetching[key] = function
@@ -325,7 +323,7 @@ def run_training(
         _steps_of[model] = steps
     steps.prepare(dataset.element_spec)
     coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
-    with _explained_failures():
+    with _explained_failures(), model.running(RunPlan()):
         runner = _Runner(coordinator, steps, iter(dataset), store, _num_workers())
         _drive(model, runner, state, callbacks)
 
@@ -345,9 +343,10 @@ def _drive(
         if planned <= 0:
             break
         callback_list.on_train_batch_begin(batch)
-        planned, steps_run, run_logs = runner.run(planned, model.fetches)
-        model.last_run_steps = steps_run
-        model.nan_loss_step = run_logs.pop(NAN_STEP_KEY, None)
+        plan = model.run_plan
+        planned, steps_run, run_logs = runner.run(planned, plan.fetches)
+        plan.last_run_steps = steps_run
+        plan.nan_loss_step = run_logs.pop(NAN_STEP_KEY, None)
         if steps_run:
             logs = run_logs
             state.value = int(logs[GLOBAL_STEP_KEY])

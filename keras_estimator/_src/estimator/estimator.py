@@ -40,6 +40,7 @@ from keras_estimator._src.engine import loop_context as _loop_context
 from keras_estimator._src.engine import ps_training as _ps_training
 from keras_estimator._src.engine.hook_callback import HookCallback, check_hooks
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
+from keras_estimator._src.engine.run_plan import RunPlan
 from keras_estimator._src.engine.variable_store import VariableStore
 from keras_estimator._src.export import saved_model as _export
 from keras_estimator._src.hooks.basic_hooks import (
@@ -484,23 +485,28 @@ class Estimator:
         yield_single_examples: bool,
     ) -> Iterator[Any]:
         model.stop_predicting = False
-        listeners.on_predict_begin()
+        # The plan is the model's only while this generator runs, not while
+        # it is suspended at a yield.
+        plan = RunPlan()
+        with model.running(plan):
+            listeners.on_predict_begin()
         batch = 0
         while not model.stop_predicting:
-            listeners.on_predict_batch_begin(batch)
-            try:
-                outputs = self._predict_function(input_box[0])
-            except StopIteration:
-                break
-            model.last_run_steps = 1
-            listeners.on_predict_batch_end(batch, {"outputs": outputs})
+            with model.running(plan):
+                listeners.on_predict_batch_begin(batch)
+                try:
+                    outputs = self._predict_function(input_box[0])
+                except StopIteration:
+                    break
+                listeners.on_predict_batch_end(batch, {"outputs": outputs})
             batch += 1
             outputs = _select_keys(outputs, keys)
             if yield_single_examples:
                 yield from _split_examples(outputs)
             else:
                 yield tf.nest.map_structure(lambda t: t.numpy(), outputs)
-        listeners.on_predict_end()
+        with model.running(plan):
+            listeners.on_predict_end()
 
     # ---- export ---------------------------------------------------------------
     def export_saved_model(

@@ -44,15 +44,6 @@ from keras_estimator._src.hooks.basic_hooks import SecondOrStepTimer
 
 logger = logging.getLogger("keras_estimator")
 
-_MODEL_STATE = (
-    "step_plan",
-    "after_chunk",
-    "loop_length",
-    "last_run_steps",
-    "stop_training",
-)
-
-
 class InMemoryEvaluatorHook(SessionRunHook):
     """Evaluates the model being trained, without a checkpoint, during training.
 
@@ -191,21 +182,14 @@ def live_weights(estimator: Estimator) -> Iterator[None]:
     """Makes `estimator.evaluate()` use the in-memory weights; see the module doc."""
     model = estimator._model
     saved_synced = estimator._synced_checkpoint
-    saved_state = {}
-    saved_fetches: tuple[Any, Any] | None = None
-    if model is not None:
-        saved_state = {name: getattr(model, name, None) for name in _MODEL_STATE}
-        saved_fetches = (model.fetches.request, model.fetches.results)
-        # The training loop's chunk callback reads training logs; evaluation
-        # chunks must not reach it.
-        model.after_chunk = None
+    # The evaluation runs under a run plan of its own (the training run's
+    # plan, fetches and chunk callback are as they were after it); only
+    # Keras' own stop flag is shared.
+    stop_training = bool(model.stop_training) if model is not None else False
     estimator._synced_checkpoint = estimator.latest_checkpoint()
     try:
         yield
     finally:
         estimator._synced_checkpoint = saved_synced
         if model is not None:
-            for name, value in saved_state.items():
-                setattr(model, name, value)
-            assert saved_fetches is not None
-            model.fetches.request, model.fetches.results = saved_fetches
+            model.stop_training = stop_training

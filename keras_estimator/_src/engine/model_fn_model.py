@@ -25,10 +25,15 @@ from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.distribute import multi_worker
 from keras_estimator._src.engine import fetched_only as _fetched_only
 from keras_estimator._src.engine import fetches as _fetches
+from keras_estimator._src.engine import fused_loop, inputs, step_call, tf_group
 from keras_estimator._src.engine import input_release as _input_release
-from keras_estimator._src.engine import inputs, step_call, tf_group
 from keras_estimator._src.engine import loop as _loop
 from keras_estimator._src.engine import summaries as _summaries
+from keras_estimator._src.engine.fused_loop import (
+    GLOBAL_STEP_KEY,
+    LOSS_KEY,
+    NAN_STEP_KEY,
+)
 from keras_estimator._src.engine.run_plan import RunPlan
 from keras_estimator._src.engine.variable_store import (
     VariableStore,
@@ -37,10 +42,7 @@ from keras_estimator._src.engine.variable_store import (
 )
 from keras_estimator._src.tf_internals import private_api
 
-LOSS_KEY = "loss"
-GLOBAL_STEP_KEY = "global_step"
 FETCHES_KEY = "_hook_fetches"
-NAN_STEP_KEY = "_nan_loss_step"
 
 
 class _RunState:
@@ -687,7 +689,7 @@ class ModelFnModel(keras.Model):
             # other update the model_fn builds in EVAL mode too.
             return _fetched_only.call(replicated_step, data, self._evaluation_state)
 
-        compiled = _fused_runner(one_step, lambda: self._logs_specs[mode])
+        compiled = fused_loop.fused_steps(one_step, lambda: self._logs_specs[mode])
         traced: dict[str, Any] = {}
 
         def fused(iterator: Any, num_steps: int) -> Any:
@@ -789,64 +791,6 @@ class ModelFnModel(keras.Model):
             self.spec_hooks.update(saved_hooks)
             self.loss_names.clear()
             self.loss_names.update(saved_loss_names)
-
-
-def _fused_runner(
-    one_step: Callable[[Any], dict[str, tf.Tensor]],
-    logs_spec: Callable[[], dict[str, tf.TensorSpec]],
-) -> Any:
-    """A tf.function running up to `num_steps` steps from an iterator.
-
-    It stops early when the iterator is exhausted and returns how many steps
-    ran with the last step's outputs. The next element is only fetched when
-    another step will run, so no batch is lost between calls.
-
-    Training logs also carry `NAN_STEP_KEY`: the global step of the first step
-    of the run whose loss was NaN, or -1. A flag kept in the loop costs next to
-    nothing, and a NaN at any step is reported, not only at the run's last.
-    """
-
-    def run(iterator: Any, num_steps: tf.Tensor) -> Any:
-        initial_logs = tf.nest.map_structure(
-            lambda s: tf.zeros(s.shape, s.dtype), logs_spec()
-        )
-        watch_nan = LOSS_KEY in initial_logs and GLOBAL_STEP_KEY in initial_logs
-
-        def keep_going(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> tf.Tensor:
-            return tf.logical_and(count < num_steps, element.has_value())
-
-        def step(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> Any:
-            logs = one_step(element.get_value())
-            if watch_nan:
-                nan_step = first_nan_step(nan_step, logs)
-            element = tf.cond(
-                count + 1 < num_steps,
-                iterator.get_next_as_optional,
-                lambda: element,
-            )
-            return count + 1, logs, element, nan_step
-
-        count, logs, _, nan_step = tf.while_loop(
-            keep_going,
-            step,
-            (
-                tf.constant(0),
-                initial_logs,
-                iterator.get_next_as_optional(),
-                tf.constant(-1, tf.int64),
-            ),
-        )
-        if watch_nan:
-            logs = dict(logs, **{NAN_STEP_KEY: nan_step})
-        return count, logs
-
-    return tf.function(run, reduce_retracing=True, autograph=False)
-
-
-def first_nan_step(nan_step: tf.Tensor, logs: dict[str, tf.Tensor]) -> tf.Tensor:
-    """`nan_step`, or this step's global step if its loss is the run's first NaN."""
-    first = tf.logical_and(nan_step < 0, tf.math.is_nan(logs[LOSS_KEY]))
-    return tf.where(first, tf.cast(logs[GLOBAL_STEP_KEY], tf.int64), nan_step)
 
 
 _SCAFFOLD_FIELDS = (

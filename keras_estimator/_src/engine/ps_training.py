@@ -81,14 +81,14 @@ import tensorflow as tf
 
 from keras_estimator._src.base.tf_config import TaskType
 from keras_estimator._src.engine import fetches as _fetches
+from keras_estimator._src.engine import fused_loop
 from keras_estimator._src.engine import loop as _loop
-from keras_estimator._src.engine.model_fn_model import (
-    FETCHES_KEY,
+from keras_estimator._src.engine.fused_loop import (
     GLOBAL_STEP_KEY,
     LOSS_KEY,
     NAN_STEP_KEY,
-    first_nan_step,
 )
+from keras_estimator._src.engine.model_fn_model import FETCHES_KEY
 from keras_estimator._src.engine.run_plan import RunPlan
 from keras_estimator._src.engine.variable_store import VariableStore
 
@@ -208,7 +208,10 @@ class _Steps:
         self._logs_specs: dict[str, Any] = {}
         self._fetching: dict[tuple[Any, ...], Any] = {}
         self._current_spec: Any = None
-        self.chunk = tf.function(self._chunk, autograph=False)
+        # Up to `num_steps` steps on one worker: (steps run, last step's logs
+        # with this worker's first NaN step). Fewer run only when this
+        # worker's input ends; no batch is lost between chunks.
+        self.chunk = fused_loop.fused_steps(self.one_step, lambda: self._current_spec)
 
     def one_step(self, element: Any) -> dict[str, tf.Tensor]:
         """One training step on this worker's replicas; their logs merged."""
@@ -235,40 +238,6 @@ class _Steps:
                 lambda t: tf.TensorSpec(t.shape, t.dtype), traced.structured_outputs
             )
         return self._logs_specs[key]
-
-    def _chunk(self, iterator: Any, num_steps: tf.Tensor) -> Any:
-        """Up to `num_steps` steps on one worker; (steps run, last step's logs).
-
-        Fewer steps run only when this worker's input ends. The next element
-        is fetched only when another step will run, so no batch is lost
-        between chunks.
-        """
-        initial_logs = tf.nest.map_structure(
-            lambda s: tf.zeros(s.shape, s.dtype), self._current_spec
-        )
-
-        def keep_going(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> tf.Tensor:
-            return tf.logical_and(count < num_steps, element.has_value())
-
-        def step(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> Any:
-            logs = self.one_step(element.get_value())
-            nan_step = first_nan_step(nan_step, logs)  # this worker's first NaN
-            element = tf.cond(
-                count + 1 < num_steps, iterator.get_next_as_optional, lambda: element
-            )
-            return count + 1, logs, element, nan_step
-
-        count, logs, _, nan_step = tf.while_loop(
-            keep_going,
-            step,
-            (
-                tf.constant(0),
-                initial_logs,
-                iterator.get_next_as_optional(),
-                tf.constant(-1, tf.int64),
-            ),
-        )
-        return count, dict(logs, **{NAN_STEP_KEY: nan_step})
 
     def prepare(self, element_spec: Any) -> None:
         """Sets the logs structure `chunk` is traced with."""

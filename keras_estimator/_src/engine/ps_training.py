@@ -88,8 +88,8 @@ from keras_estimator._src.engine.fused_loop import (
     LOSS_KEY,
     NAN_STEP_KEY,
 )
-from keras_estimator._src.engine.model_fn_model import FETCHES_KEY
 from keras_estimator._src.engine.run_plan import RunPlan
+from keras_estimator._src.engine.step_functions import FETCHES_KEY
 from keras_estimator._src.engine.variable_store import VariableStore
 
 logger = logging.getLogger("keras_estimator")

@@ -1,0 +1,255 @@
+"""Calling a model_fn inside a trace: `ModelFnTrace`.
+
+Every step function of every mode calls the user's model_fn through
+`ModelFnTrace.call`, inside the variable store's scope, so the model_fn's
+variables are the store's whatever trace it runs in. The call validates the
+returned `EstimatorSpec` and, in a mode's *building* trace (the first, made
+by `ModelFnModel.build_mode` before any compiled function), records what the
+spec tells the loop: its hooks and the name of its loss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from keras_estimator._src.base.estimator_spec import EstimatorSpec
+from keras_estimator._src.base.mode_keys import ModeKeys
+from keras_estimator._src.engine import fetches as _fetches
+from keras_estimator._src.engine import summaries, tf_group
+from keras_estimator._src.engine.variable_store import (
+    VariableStore,
+    is_object_checkpoint,
+)
+from keras_estimator._src.tf_internals import private_api
+
+
+class ModelFnTrace:
+    """The model_fn and what its calls recorded, shared by every mode.
+
+    Args:
+        model_fn: the user's model function (or a model_fn object).
+        model_fn_args: the parameter names `model_fn` accepts.
+        params: passed to model_fn as `params`.
+        config: passed to model_fn as `config` (a `RunConfig`).
+        store: the variable store shared by every mode.
+
+    Attributes:
+        spec_hooks: mode -> the hooks its EstimatorSpec returned.
+        loss_names: mode -> the graph name of its loss tensor.
+        building: whether the current call is a building trace (may create
+            variables).
+        fetching: the hooks' fetches of the step being traced, if any (a
+            training step then records summaries they ask for).
+    """
+
+    def __init__(
+        self,
+        model_fn: Callable[..., Any],
+        model_fn_args: tuple[str, ...],
+        params: dict[str, Any],
+        config: Any,
+        store: VariableStore,
+    ) -> None:
+        self.model_fn = model_fn
+        self._accepted = model_fn_args
+        self._params = params
+        self.config = config
+        self.store = store
+        self.building = False
+        self.fetching: _fetches.FetchPlan | None = None
+        self.spec_hooks: dict[str, tuple[Any, ...]] = {}
+        self.loss_names: dict[str, str] = {}
+
+    def call(
+        self,
+        features: Any,
+        labels: Any,
+        mode: str,
+        summary_step: tf.Tensor | None = None,
+    ) -> EstimatorSpec:
+        """Calls the model_fn in `mode` in the trace under way; returns its spec.
+
+        In TRAIN mode, summaries are recorded when a hook asked for them
+        (see `summaries`), at `summary_step`.
+        """
+        candidates = {
+            "features": features,
+            "labels": labels,
+            "mode": mode,
+            "params": self._params,
+            "config": self.config,
+        }
+        plan = self.fetching
+        dirs = summaries.summary_dirs(plan.keys) if plan and mode == ModeKeys.TRAIN else []
+        step = summary_step if summary_step is not None else tf.constant(0, tf.int64)
+        with (
+            self.store.scope(allow_creation=self.building),
+            summaries.recording(dirs, step) as recording,
+            private_api.estimator_loss_scaling(tf.distribute.get_strategy()),
+            tf_group.accept_keras_variables(),
+        ):
+            spec = self.model_fn(
+                **{k: v for k, v in candidates.items() if k in self._accepted}
+            )
+            if recording and isinstance(spec, EstimatorSpec):
+                summaries.write_collected(spec.loss)
+        if not isinstance(spec, EstimatorSpec):
+            _raise_not_a_spec(spec)
+        if self.building:
+            self._record(spec, mode)
+        elif mode == ModeKeys.TRAIN:
+            # The building trace's Checkpoint holds stand-ins; a step's holds
+            # the variables training updates.
+            checkpoint = getattr(spec.scaffold, "_saver", None)
+            if is_object_checkpoint(checkpoint):
+                self.store.use_checkpoint(checkpoint)
+        if spec.mode != mode:
+            raise ValueError(
+                f"model_fn was called in mode {mode!r} but returned an "
+                f"EstimatorSpec for mode {spec.mode!r}. Pass the `mode` argument "
+                "through to EstimatorSpec."
+            )
+        return spec
+
+    def _record(self, spec: EstimatorSpec, mode: str) -> None:
+        """What a building trace keeps of the spec."""
+        _check_scaffold(spec.scaffold)
+        is_chief = getattr(self.config, "is_chief", True)
+        self.spec_hooks[mode] = _spec_hooks(spec, mode, is_chief)
+        if spec.loss is not None and hasattr(spec.loss, "name"):
+            self.loss_names[mode] = spec.loss.name
+        # Keras metrics are evaluation state, not model state: keep them
+        # out of checkpoints, as TF1 metric variables were.
+        for metric in (spec.eval_metric_ops or {}).values():
+            if isinstance(metric, keras.metrics.Metric):
+                self.store.mark_local(metric.variables)
+
+    @contextlib.contextmanager
+    def building_trace(self) -> Iterator[None]:
+        """Marks the enclosed trace as a building trace (variables may be made)."""
+        self.building = True
+        try:
+            yield
+        finally:
+            self.building = False
+
+    @contextlib.contextmanager
+    def tracing_fetches(self, plan: _fetches.FetchPlan) -> Iterator[None]:
+        """Makes the step traced meanwhile return what `plan` fetches."""
+        self.fetching = plan
+        try:
+            yield
+        finally:
+            self.fetching = None
+
+    def adopt_variables(self, mode: str, element_spec: Any) -> None:
+        """Takes into the store the variables a stateful model_fn made itself.
+
+        A model_fn object that owns a built Keras model (`KerasModelFn`) has
+        its variables before any trace; it lists them by checkpoint name.
+        """
+        provide = getattr(self.model_fn, "variables_before_trace", None)
+        if provide is None:
+            return
+        for name, (variable, is_local) in provide(mode, element_spec).items():
+            self.store.adopt(name, variable, is_local)
+
+    def call_with_store(
+        self,
+        features: Any,
+        labels: Any,
+        mode: str,
+        store: VariableStore,
+        allow_creation: bool,
+    ) -> EstimatorSpec:
+        """Calls the model_fn on `store`'s variables, recording nothing here.
+
+        An export traces the model_fn against a store of its own, restored
+        from the exported checkpoint, so the variables the Estimator trains
+        and predicts with, and what it recorded per mode (hooks, loss
+        names), are untouched.
+
+        Args:
+            features: passed to model_fn.
+            labels: passed to model_fn (None when serving).
+            mode: the mode to call model_fn in.
+            store: the variable store the call takes its variables from.
+            allow_creation: whether `store` may create variables (as in a
+                building trace; call `store.materialize()` afterwards).
+
+        Returns:
+            The validated EstimatorSpec.
+        """
+        saved_hooks = dict(self.spec_hooks)
+        saved_loss_names = dict(self.loss_names)
+        saved_store, saved_building = self.store, self.building
+        self.store, self.building = store, allow_creation
+        try:
+            return self.call(features, labels, mode)
+        finally:
+            self.store, self.building = saved_store, saved_building
+            self.spec_hooks.clear()
+            self.spec_hooks.update(saved_hooks)
+            self.loss_names.clear()
+            self.loss_names.update(saved_loss_names)
+
+
+_SCAFFOLD_FIELDS = (
+    "init_op",
+    "init_feed_dict",
+    "init_fn",
+    "ready_op",
+    "ready_for_local_init_op",
+    "local_init_op",
+    "summary_op",
+    "saver",
+)
+
+
+def _check_scaffold(scaffold: Any) -> Any:
+    """The Scaffold's `tf.train.Checkpoint` saver, or None.
+
+    Rejects the TF1 session machinery a Scaffold held (and any other saver).
+    """
+    if scaffold is None:
+        return None
+    saver = getattr(scaffold, "_saver", None)
+    checkpoint = saver if is_object_checkpoint(saver) else None
+    used = [
+        f
+        for f in _SCAFFOLD_FIELDS
+        if getattr(scaffold, f"_{f}", None) is not None
+        and not (f == "saver" and checkpoint is not None)
+    ]
+    if used:
+        raise ValueError(
+            f"EstimatorSpec(scaffold=...) sets {used}, which need a TF1 Session "
+            "and do not exist in TF2. Initialise from a checkpoint with "
+            "Estimator(warm_start_from=...); summaries and checkpoints are "
+            "configured with RunConfig, and a tf.train.Checkpoint as the "
+            "Scaffold's saver makes them object-based."
+        )
+    return checkpoint
+
+
+def _spec_hooks(spec: EstimatorSpec, mode: str, is_chief: bool) -> tuple[Any, ...]:
+    if mode == ModeKeys.TRAIN:
+        # As in tf.estimator, other workers of a cluster skip the chief's hooks.
+        chief_hooks = tuple(spec.training_chief_hooks or ()) if is_chief else ()
+        return chief_hooks + tuple(spec.training_hooks or ())
+    if mode == ModeKeys.EVAL:
+        return tuple(spec.evaluation_hooks or ())
+    return tuple(spec.prediction_hooks or ())
+
+
+def _raise_not_a_spec(spec: Any) -> None:
+    text = repr(spec)
+    raise TypeError(
+        f"model_fn must return an EstimatorSpec, got {type(spec).__name__} "
+        f"({text[:100]}). Return keras_estimator.EstimatorSpec(mode=mode, ...)."
+    )

@@ -1,0 +1,337 @@
+"""The compiled functions a `ModelFnModel` runs: fused, fetching, predicting.
+
+`StepFunctions` builds, per model, what Keras' `fit`, `evaluate` and
+`predict` call once per run: a training or evaluation function that runs as
+many steps as the run plan allows in one call of the fused loop
+(`fused_loop.fused_steps`), or, when hooks fetch tensors, those steps less
+one and then one *fetching* step; the predicting function, one batch per
+call; and the function reading evaluation metrics' final values. Evaluation
+and prediction steps run only what they fetch (`fetched_only`).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import keras
+import tensorflow as tf
+
+from keras_estimator._src.base.mode_keys import ModeKeys
+from keras_estimator._src.distribute import multi_worker
+from keras_estimator._src.engine import fetched_only as _fetched_only
+from keras_estimator._src.engine import fetches as _fetches
+from keras_estimator._src.engine import fused_loop, inputs, step_call
+from keras_estimator._src.engine.fused_loop import NAN_STEP_KEY
+from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
+from keras_estimator._src.tf_internals import private_api
+
+if TYPE_CHECKING:
+    from keras_estimator._src.engine.model_fn_model import ModelFnModel
+
+# The logs key of the values hooks asked for, in a fetching step's outputs.
+FETCHES_KEY = "_hook_fetches"
+
+
+class StepFunctions:
+    """Builds and caches one model's compiled functions.
+
+    Args:
+        model: the `ModelFnModel` (held weakly: it owns this object).
+        trace: its model_fn caller.
+    """
+
+    def __init__(self, model: ModelFnModel, trace: ModelFnTrace) -> None:
+        self._model: ModelFnModel = weakref.proxy(model)  # type: ignore[assignment]
+        self._trace = trace
+        self._fetching_functions: dict[Any, Any] = {}
+        self._last_spec_key: tuple[Any, str] = (None, "")
+        self._value_functions: dict[str, Any] = {}
+
+    def final_metric_values(self, element_spec: Any) -> dict[str, Any]:
+        """Each eval metric's value op, read after all updates (as TF1 did).
+
+        The model_fn is traced once more in a TF1-style graph and pruned to the
+        value ops, so running it reads the metric variables without running
+        any update. Metrics whose value depends on the input (not on metric
+        variables alone) keep the value of the last step.
+        """
+        key = repr(element_spec)
+        function = self._value_functions.get(key)
+        if function is None:
+            function = self._value_function(element_spec)
+            self._value_functions[key] = function
+        if function is False:
+            return {}
+        return {name: value.numpy() for name, value in function().items()}
+
+    def _value_function(self, element_spec: Any) -> Any:
+        if multi_worker.is_multi_worker(self._model.distribute_strategy):
+            # Reading the metrics is a cross-worker collective there, which
+            # cannot be pruned out of its graph; the last step's values,
+            # read after its updates, are the final ones.
+            return False
+
+        def metric_values(data: Any) -> dict[str, tf.Tensor]:
+            features, labels = inputs.split_element(data)
+            spec = self._trace.call(features, labels, ModeKeys.EVAL)
+            values = {}
+            for name, metric in (spec.eval_metric_ops or {}).items():
+                if isinstance(metric, keras.metrics.Metric):
+                    values[name] = tf.convert_to_tensor(metric.result())
+                else:
+                    values[name] = tf.convert_to_tensor(metric[0])
+            return values
+
+        strategy = self._model.distribute_strategy
+
+        # Under a strategy (even of one replica) metric updates exist only in
+        # replica context; the values read there are already aggregated over
+        # replicas. Without one, `run` calls the function as it is.
+        def traced(data: Any) -> dict[str, tf.Tensor]:
+            with self._trace.store.scope(allow_creation=False):
+                outputs = strategy.run(metric_values, args=(data,))
+            return tf.nest.map_structure(
+                lambda v: strategy.experimental_local_results(v)[0], outputs
+            )
+
+        wrapped = tf.compat.v1.wrap_function(traced, signature=[element_spec])
+        try:
+            return wrapped.prune(feeds=[], fetches=wrapped.structured_outputs)
+        except (ValueError, TypeError, tf.errors.InvalidArgumentError):
+            return False
+
+    # ---- compiled functions ------------------------------------------------
+    def predict_function(self) -> Callable[[Any], Any]:
+        """One batch's predictions per call; StopIteration at the input's end."""
+        strategy = self._model.distribute_strategy
+
+        def one_batch(iterator: Any) -> Any:
+            element = iterator.get_next_as_optional()
+            spec = self._model.logs_specs[ModeKeys.PREDICT]
+
+            def predict_batch(data: Any) -> Any:
+                if strategy.num_replicas_in_sync > 1:
+                    # Prediction input is not split over replicas: one
+                    # replica's worth of work runs on the whole batch.
+                    return self._model.predict_step(data)
+                outputs = strategy.run(self._model.predict_step, args=(data,))
+                return tf.nest.map_structure(lambda v: _reduce_batch(strategy, v), outputs)
+
+            def predict() -> Any:
+                # Only the predictions run: a train_op or assign the model_fn
+                # builds in PREDICT mode too (as one-spec model_fns do) must not.
+                outputs = _fetched_only.call(predict_batch, element.get_value(), list)
+                return tf.experimental.Optional.from_value(outputs)
+
+            return tf.cond(
+                element.has_value(),
+                predict,
+                lambda: tf.experimental.Optional.empty(spec),
+            )
+
+        compiled = tf.function(one_batch, reduce_retracing=True, autograph=False)
+
+        def function(iterator: Any) -> Any:
+            if ModeKeys.PREDICT not in self._model.logs_specs:
+                self._model.build_mode(ModeKeys.PREDICT, iterator.element_spec)
+            outputs = compiled(iterator)
+            if not outputs.has_value():
+                raise StopIteration
+            return outputs.get_value()
+
+        return function
+
+    def _run_then_fetch(
+        self,
+        fused: Any,
+        one_step: Any,
+        kind: str,
+        iterator: Any,
+        plan: _fetches.FetchPlan | None,
+        steps: int,
+    ) -> tuple[int, dict[str, Any], bool]:
+        """Runs `steps` steps, the last one fetching what the hooks asked for.
+
+        Returns the steps run, the last step's logs, and whether the fetching
+        step ran (not when the input ended before it).
+        """
+        ahead, logs = 0, {}
+        if steps > 1:
+            ran, logs = fused(iterator, steps - 1)
+            ahead = int(ran)
+            if ahead < steps - 1:
+                return ahead, logs, False
+        fetched, fetch_logs = self._run_fetching(
+            one_step, kind, iterator, plan or _fetches.FetchPlan([])
+        )
+        if not fetched:
+            return ahead, logs, False
+        if NAN_STEP_KEY in logs:  # a NaN in the steps run ahead stays reported
+            fetch_logs[NAN_STEP_KEY] = logs[NAN_STEP_KEY]
+        return ahead + 1, fetch_logs, True
+
+    def _run_fetching(
+        self, one_step: Any, kind: str, iterator: Any, plan: _fetches.FetchPlan
+    ) -> tuple[int, dict[str, Any]]:
+        """Runs one step that also returns the values hooks asked for."""
+        key = (
+            kind,
+            tuple(plan.keys),
+            tuple(id(v) for v in plan.variables.values()),
+            self._spec_key(iterator),
+        )
+        call = self._fetching_functions.get(key)
+        if call is None:
+
+            def step_with_fetches(iterator: Any) -> Any:
+                with self._trace.tracing_fetches(plan):
+                    return one_step(iterator.get_next())
+
+            call = step_call.StepCall(
+                tf.function(step_with_fetches, autograph=False).get_concrete_function(
+                    iterator
+                )
+            )
+            self._fetching_functions[key] = call
+        try:
+            outputs = dict(call(iterator))
+        except tf.errors.OutOfRangeError:
+            return 0, {}
+        self._model.run_plan.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
+        return 1, outputs
+
+    def _spec_key(self, iterator: Any) -> str:
+        """The iterator's element spec as a key; computed once per iterator."""
+        cached_ref, cached_key = self._last_spec_key
+        if cached_ref is not None and cached_ref() is iterator:
+            return cached_key
+        key = repr(iterator.element_spec)
+        try:
+            self._last_spec_key = (weakref.ref(iterator), key)
+        except TypeError:  # not weakly referenceable: recompute next time
+            pass
+        return key
+
+    def _planned_steps(self) -> int:
+        step_plan = self._model.run_plan.step_plan
+        if step_plan is None:
+            return int(self._model.steps_per_execution)
+        return int(step_plan())
+
+    def _stop(self, kind: str) -> None:
+        if kind == "train":
+            self._model.stop_training = True
+        else:
+            self._model.stop_evaluating = True
+
+    def fused_function(
+        self, step_fn: Callable[[Any], dict[str, tf.Tensor]], kind: str
+    ) -> Callable[[Any], dict[str, Any]]:
+        strategy = self._model.distribute_strategy
+        mode = ModeKeys.TRAIN if kind == "train" else ModeKeys.EVAL
+        # Under MultiWorkerMirroredStrategy all workers agree on each run.
+        workers = multi_worker.agreement(strategy)
+
+        def replicated_step(data: Any) -> dict[str, tf.Tensor]:
+            # Replica steps run in threads of their own under MirroredStrategy,
+            # and cross-replica updates (v1 optimizers' `merge_call`) in this
+            # one: the store must hand out its variables here too.
+            with self._trace.store.scope(allow_creation=False):
+                outputs = strategy.run(step_fn, args=(data,))
+            fetched = outputs.pop(FETCHES_KEY, None) if workers else None
+            logs = tf.nest.map_structure(lambda v: _reduce(strategy, v), outputs)
+            if fetched is not None:
+                # Each worker's hooks get their worker's values (as a TF1 hook
+                # saw its own graph's): reduced over workers, the run's
+                # collectives would depend on what each worker fetches.
+                logs[FETCHES_KEY] = tf.nest.map_structure(
+                    lambda v: strategy.experimental_local_results(v)[0], fetched
+                )
+            return logs
+
+        def one_step(data: Any) -> dict[str, tf.Tensor]:
+            if kind == "train":
+                return replicated_step(data)
+            # tf.estimator ran an evaluation step as a TF1 session run: the
+            # loss, the metric updates and hook fetches, never a train_op or
+            # other update the model_fn builds in EVAL mode too.
+            return _fetched_only.call(replicated_step, data, self._model.evaluation_state)
+
+        compiled = fused_loop.fused_steps(one_step, lambda: self._model.logs_specs[mode])
+        traced: dict[str, Any] = {}
+
+        def fused(iterator: Any, num_steps: int) -> Any:
+            # Called through its traced function: tf.function's per-call
+            # argument binding would cost a third of a call that runs no step.
+            key = self._spec_key(iterator)
+            concrete = traced.get(key)
+            if concrete is None:
+                concrete = compiled.get_concrete_function(
+                    iterator, tf.TensorSpec([], tf.int32)
+                )
+                traced[key] = concrete
+            return private_api.call_traced(
+                concrete, iterator, tf.constant(num_steps, tf.int32)
+            )
+
+        last_logs: dict[str, Any] = {}
+
+        def function(iterator: Any) -> dict[str, Any]:
+            nonlocal last_logs
+            self._model.hold_input(iterator)
+            if mode not in self._model.logs_specs:
+                self._model.build_mode(mode, iterator.element_spec)
+            run_plan = self._model.run_plan
+            planned = self._planned_steps()
+            plan = run_plan.fetches.request
+            fetching = plan is not None and bool(plan.keys)
+            if workers is not None:
+                planned, fetching = workers.run_plan(planned, fetching)
+            if planned <= 0:
+                run_plan.last_run_steps = 0
+                self._stop(kind)
+                return last_logs
+            fetched = True
+            if fetching:
+                if not run_plan.loop_length:
+                    planned = 1
+                steps_run, logs, fetched = self._run_then_fetch(
+                    fused, one_step, kind, iterator, plan, planned
+                )
+            else:
+                steps_run, logs = fused(iterator, planned)
+            steps_run = int(steps_run)
+            nan_step = logs.pop(NAN_STEP_KEY, None)
+            run_plan.nan_loss_step = None if nan_step is None or nan_step < 0 else int(nan_step)
+            # Hooks that asked for values see no run when the input ended
+            # before the step that fetches them (as a TPUEstimator loop
+            # ending in OutOfRange ran no after_run).
+            run_plan.last_run_steps = steps_run if fetched else 0
+            self._model.count_steps(steps_run)
+            if steps_run == 0:
+                self._stop(kind)
+                return last_logs
+            last_logs = logs
+            if run_plan.after_chunk is not None:
+                run_plan.after_chunk(logs)
+            if steps_run < planned or self._planned_steps() <= 0:
+                self._stop(kind)
+            return logs
+
+        return function
+
+
+def _reduce_batch(strategy: tf.distribute.Strategy, value: Any) -> Any:
+    if strategy.num_replicas_in_sync == 1:
+        return strategy.experimental_local_results(value)[0]
+    return tf.concat(strategy.experimental_local_results(value), axis=0)
+
+
+def _reduce(strategy: tf.distribute.Strategy, value: Any) -> Any:
+    """One value from the replicas: the mean of floats, else the first replica's."""
+    local = strategy.experimental_local_results(value)
+    if strategy.num_replicas_in_sync == 1 or not local[0].dtype.is_floating:
+        return local[0]
+    return strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None)

@@ -31,11 +31,11 @@ import keras
 import tensorflow as tf
 
 from keras_estimator._src.engine.variable_store import CheckpointVariables
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import object_graph
 
 logger = logging.getLogger("keras_estimator")
 
-OBJECT_GRAPH_KEY = private_api.OBJECT_GRAPH_KEY
+OBJECT_GRAPH_KEY = object_graph.OBJECT_GRAPH_KEY
 _warned: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
@@ -58,7 +58,7 @@ def stored_names(reader: Any, keys: Mapping[str, Any]) -> dict[str, str]:
     """
     names = {key: key for key in keys}
     if OBJECT_GRAPH_KEY in keys:
-        graph = private_api.object_graph_names(reader.get_tensor(OBJECT_GRAPH_KEY))
+        graph = object_graph.object_graph_names(reader.get_tensor(OBJECT_GRAPH_KEY))
         for name, key in graph.items():
             if key in keys:
                 names.setdefault(name, key)

@@ -47,7 +47,7 @@ import tensorflow as tf
 
 from keras_estimator._src.base import fn_args as _fn_args
 from keras_estimator._src.base.tf_config import TaskType, _parse_tf_config
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import distribute
 
 logger = logging.getLogger("keras_estimator")
 
@@ -291,7 +291,7 @@ def shard_by_policy(
                 context.num_input_pipelines,
             )
         return dataset
-    return private_api.auto_shard_dataset(
+    return distribute.auto_shard_dataset(
         dataset,
         context.num_input_pipelines,
         context.input_pipeline_id,
@@ -366,7 +366,7 @@ def multi_worker_strategy(
         return tf.distribute.MultiWorkerMirroredStrategy(**options)
     leader, leader_name = _leader(jobs)
     counts = {job: len(jobs[job]) for job in _TRAINING_JOBS if job in jobs}
-    if not private_api.configure_cluster_connection(
+    if not distribute.configure_cluster_connection(
         leader, counts, connect_timeout_secs, heartbeat_timeout_secs
     ):
         logger.warning(

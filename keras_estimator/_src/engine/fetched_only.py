@@ -18,7 +18,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import control_edges
 
 # Ops that write a resource variable through its handle (input 0).
 _WRITES = frozenset(
@@ -159,4 +159,4 @@ def _order_state_access(graph: Any, state: set[int]) -> None:
                 reads_since_write.setdefault(handle, []).append(op)
             for dependency in earlier:
                 if dependency is not op and dependency not in op.control_inputs:
-                    private_api.add_control_input(op, dependency)
+                    control_edges.add_control_input(op, dependency)

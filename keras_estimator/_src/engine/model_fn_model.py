@@ -34,7 +34,7 @@ from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
 from keras_estimator._src.engine.run_plan import RunPlan
 from keras_estimator._src.engine.step_functions import FETCHES_KEY, StepFunctions
 from keras_estimator._src.engine.variable_store import VariableStore, as_tf_variable
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import keras_trainer
 
 
 class _RunState:
@@ -91,7 +91,7 @@ class ModelFnModel(keras.Model):
 
     # Each mode is built by `build_mode`: Keras' own build at the start of
     # fit/evaluate has nothing to do, and fails under MultiWorkerMirrored.
-    _maybe_symbolic_build = private_api.skip_symbolic_build
+    _maybe_symbolic_build = keras_trainer.skip_symbolic_build
 
     def keep_epoch_iterator(self, epoch_iterator: Any) -> None:
         """Keeps the Keras epoch iterator of a starting fit/evaluate call."""
@@ -115,7 +115,7 @@ class ModelFnModel(keras.Model):
             yield
         finally:
             for epoch_iterator in self._run.epoch_iterators:
-                private_api.end_epoch_iteration(epoch_iterator)
+                keras_trainer.end_epoch_iteration(epoch_iterator)
             _input_release.release(self._run.input_box)
             self._run.input_box, self._run.epoch_iterators = outer
 

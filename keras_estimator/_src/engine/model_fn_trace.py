@@ -25,7 +25,7 @@ from keras_estimator._src.engine.variable_store import (
     VariableStore,
     is_object_checkpoint,
 )
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import distribute
 
 
 class ModelFnTrace:
@@ -90,7 +90,7 @@ class ModelFnTrace:
         with (
             self.store.scope(allow_creation=self.building),
             summaries.recording(dirs, step) as recording,
-            private_api.estimator_loss_scaling(tf.distribute.get_strategy()),
+            distribute.estimator_loss_scaling(tf.distribute.get_strategy()),
             tf_group.accept_keras_variables(),
         ):
             spec = self.model_fn(

@@ -24,7 +24,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import function_calls
 
 # Ops that become, or are, low-level control flow once a function is
 # instantiated (functional If/While/Case are lowered to Switch/Merge).
@@ -71,14 +71,14 @@ class StepCall:
 
     def __call__(self, *args: Any) -> Any:
         try:
-            return private_api.call_traced(
+            return function_calls.call_traced(
                 self.concrete, *args, single_threaded=self.single_threaded
             )
         except (tf.errors.FailedPreconditionError, tf.errors.UnimplementedError) as error:
             if not self.single_threaded or _REFUSAL not in str(error):
                 raise
         self.single_threaded = False
-        return private_api.call_traced(self.concrete, *args)
+        return function_calls.call_traced(self.concrete, *args)
 
 
 def allows_single_thread(graph: tf.Graph) -> bool:

@@ -25,7 +25,7 @@ from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import fused_loop, inputs, step_call
 from keras_estimator._src.engine.fused_loop import NAN_STEP_KEY
 from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import function_calls
 
 if TYPE_CHECKING:
     from keras_estimator._src.engine.model_fn_model import ModelFnModel
@@ -272,7 +272,7 @@ class StepFunctions:
                     iterator, tf.TensorSpec([], tf.int32)
                 )
                 traced[key] = concrete
-            return private_api.call_traced(
+            return function_calls.call_traced(
                 concrete, iterator, tf.constant(num_steps, tf.int32)
             )
 

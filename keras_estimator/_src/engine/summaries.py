@@ -30,7 +30,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.engine.fetches import SUMMARY_PREFIX
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import summary_writers
 
 logger = logging.getLogger("keras_estimator")
 
@@ -57,7 +57,7 @@ class EventFile:
     def acquire(self) -> None:
         """Opens the event file (again) for a loop that writes to it."""
         if not self._is_open:
-            private_api.reopen_summary_writer(self.writer, self._output_dir)
+            summary_writers.reopen_summary_writer(self.writer, self._output_dir)
             self._is_open = True
         self._users += 1
 
@@ -65,7 +65,7 @@ class EventFile:
         """Closes the event file once no loop that acquired it is running."""
         self._users = max(self._users - 1, 0)
         if self._users == 0 and self._is_open:
-            private_api.close_summary_writer(self.writer)
+            summary_writers.close_summary_writer(self.writer)
             self._is_open = False
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import adam_kernel
 
 # Inline pays most in the smallest models and fades with size
 # (benchmarks/bench_v1_adam.py on the 2-core benchmark machine, 9 pairs:
@@ -76,7 +76,7 @@ def inline_small_updates() -> Iterator[None]:
         _state.small_models = {}
     _state.depth += 1
     try:
-        with private_api.v1_adam_dense_update(_dense_update):
+        with adam_kernel.v1_adam_dense_update(_dense_update):
             yield
     finally:
         _state.depth -= 1
@@ -85,7 +85,7 @@ def inline_small_updates() -> Iterator[None]:
             _state.small_models = {}
 
 
-def runs_inline(update: private_api.AdamDenseUpdate) -> bool:
+def runs_inline(update: adam_kernel.AdamDenseUpdate) -> bool:
     """Whether `update` is computed by elementwise ops (see the module)."""
     grad, var = update.grad, update.var
     if update.use_locking or grad.dtype.base_dtype not in _INLINE_DTYPES:
@@ -103,7 +103,7 @@ def runs_inline(update: private_api.AdamDenseUpdate) -> bool:
     return small
 
 
-def _dense_update(update: private_api.AdamDenseUpdate) -> Any:
+def _dense_update(update: adam_kernel.AdamDenseUpdate) -> Any:
     if not getattr(_state, "depth", 0) or not runs_inline(update):
         return update.kernel_update()
     args = update.arguments()

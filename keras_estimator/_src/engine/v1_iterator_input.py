@@ -32,7 +32,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import v1_iterators
 
 _HOW_TO_RETURN_A_DATASET = (
     "Return the dataset itself from input_fn (e.g. `return dataset`, mapping "
@@ -59,7 +59,7 @@ def call_input_fn(call: Callable[[], Any]) -> Any:
     first = _Recording(in_graph=False)
     try:
         with (
-            private_api.redirect_v1_iterators(first.make_iterator),
+            v1_iterators.redirect_v1_iterators(first.make_iterator),
             _eager_collections(),
         ):
             result = call()
@@ -105,7 +105,7 @@ def _dataset_from_graph_call(call: Callable[[], Any], first: _Recording) -> Any:
     outputs: list[Any] = []
 
     def body() -> None:
-        with private_api.redirect_v1_iterators(second.make_iterator):
+        with v1_iterators.redirect_v1_iterators(second.make_iterator):
             outputs.append(tf.nest.map_structure(_as_tensor, call()))
 
     try:

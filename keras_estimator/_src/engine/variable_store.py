@@ -27,7 +27,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.engine import v1_adam
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import keras_naming, variable_scopes
 
 _GraphKeys = tf.compat.v1.GraphKeys
 _LOCAL_COLLECTIONS = frozenset(
@@ -204,7 +204,7 @@ class VariableStore:
         """
         # Each trace lists its own variables (those of this store), as each
         # TF1 graph did, never those of earlier traces or other Estimators.
-        private_api.own_variable_collections(tf.compat.v1.get_default_graph())
+        variable_scopes.own_variable_collections(tf.compat.v1.get_default_graph())
         replica = _replica_index()
         if replica == 0:
             self._replica_names = []
@@ -222,8 +222,8 @@ class VariableStore:
         with (
             tf.compat.v1.name_scope(None),
             tf.variable_creator_scope(creator),
-            private_api.fresh_layer_names(),
-            private_api.fresh_variable_scopes(),
+            keras_naming.fresh_layer_names(),
+            variable_scopes.fresh_variable_scopes(),
             v1_adam.inline_small_updates(),
         ):
             self._register(trace, self._entries[GLOBAL_STEP_NAME])
@@ -385,7 +385,7 @@ def as_tf_variable(value: Any) -> tf.Variable | None:
 def _qualified_name(name: str | None) -> str:
     """The TF1 name a variable created here would get (without ':0')."""
     base = (name or "Variable").split(":")[0].rstrip("/")
-    keras_path = private_api.keras_scope_path()
+    keras_path = keras_naming.keras_scope_path()
     if keras_path and "/" not in base:
         return f"{keras_path}/{base}"
     scope = tf.compat.v1.get_default_graph().get_name_scope()

@@ -20,7 +20,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.base.export_outputs import describe
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import saved_model_files
 
 ASSETS_EXTRA_DIR = "assets.extra"
 _MAX_ATTEMPTS = 10
@@ -131,9 +131,9 @@ def finish_saved_model(
             updater.replace_method_name(name, method, tags=tf.saved_model.SERVING)
         updater.save()
         # The fingerprint describes saved_model.pb, which just changed.
-        private_api.refresh_saved_model_fingerprint(export_dir)
+        saved_model_files.refresh_saved_model_fingerprint(export_dir)
     if as_text:
-        private_api.rewrite_saved_model_as_text(export_dir)
+        saved_model_files.rewrite_saved_model_as_text(export_dir)
 
 
 def copy_assets_extra(export_dir: str, assets_extra: Mapping[str, str]) -> None:

@@ -35,7 +35,7 @@ from keras_estimator._src.base.session_run_hook import (
 )
 from keras_estimator._src.engine import loop_context
 from keras_estimator._src.engine.variable_store import as_tf_variable
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import summary_writers
 
 logger = logging.getLogger("keras_estimator")
 
@@ -420,7 +420,7 @@ class StepCounterHook(SessionRunHook):
             with tf.init_scope():
                 if self._writer is None:
                     self._writer = tf.summary.create_file_writer(self._output_dir)
-                private_api.write_summary_proto(
+                summary_writers.write_summary_proto(
                     self._writer, summary.SerializeToString(), step
                 )
         logger.info("%s: %g", self._SUMMARY_TAG, rate)

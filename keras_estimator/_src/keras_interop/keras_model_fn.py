@@ -28,7 +28,7 @@ from keras_estimator._src.base.export_outputs import PredictOutput
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.engine import inputs as _inputs
 from keras_estimator._src.engine.variable_store import as_tf_variable
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import keras_trainer
 
 METRICS_SCOPE = "keras_metrics"
 
@@ -144,7 +144,7 @@ class KerasModelFn:
         if mode != ModeKeys.PREDICT:
             features, labels = _inputs.split_element(element_spec)
             data_spec = (self._inputs(features), self._targets(labels))
-            private_api.build_keras_training_state(self.model, data_spec)
+            keras_trainer.build_keras_training_state(self.model, data_spec)
         return named_variables(self.model)
 
     def reset_metrics(self) -> None:

@@ -25,7 +25,7 @@ from keras_estimator._src.keras_interop.keras_model_fn import (
     output_names,
     weight_name,
 )
-from keras_estimator._src.tf_internals import private_api
+from keras_estimator._src.tf_internals import keras_naming
 
 logger = logging.getLogger("keras_estimator")
 
@@ -236,7 +236,7 @@ def _copy_model(model: keras.Model, custom_objects: dict[str, Any] | None) -> ke
     paths (the checkpoint keys) are the same in every process.
     """
     with keras.saving.custom_object_scope(custom_objects or {}):
-        with private_api.fresh_layer_names():
+        with keras_naming.fresh_layer_names():
             copy = keras.models.clone_model(model)
             if not copy.built:
                 raise ValueError(

@@ -29,7 +29,11 @@ import tensorflow as tf
 TOUCHES = (
     "tensorflow.python.distribute.mirrored_strategy:MirroredExtended"
     "._make_collective_ops_with_fallbacks",
-    "tensorflow.python.distribute.mirrored_strategy:MirroredExtended._collective_key_base",
+    "tensorflow.python.distribute.mirrored_strategy:MirroredExtended()._collective_key_base",
+    "tensorflow.python.distribute.mirrored_strategy:MirroredExtended()._collective_keys",
+    "tensorflow.python.distribute.mirrored_strategy:MirroredExtended()._collective_ops",
+    "tensorflow.python.distribute.mirrored_strategy:MirroredExtended()._cross_device_ops",
+    "tensorflow.python.distribute.cross_device_utils:CollectiveKeys()._instance_key_table",
     "tensorflow.python.distribute.cross_device_utils:CollectiveKeys",
     "tensorflow.python.distribute.cross_device_utils:INSTANCE_KEY_START_NUMBER",
 )

@@ -1,0 +1,109 @@
+"""tf.distribute internals: estimator loss scaling, cluster start, auto-sharding.
+
+Checked on TensorFlow 2.21.
+
+Private symbols touched: `StrategyBase._scale_loss_for_estimator_enabled`,
+the eager context's `_context_handle`, `coordination_service` and
+`configure_coordination_service`, the `coordination_config_pb2` protos
+(`CoordinatedJob`, `CoordinationServiceConfig.cluster_register_with_barrier`)
+and `input_ops.auto_shard_dataset`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+TOUCHES = (
+    "tensorflow.python.distribute.distribute_lib"
+    ":StrategyBase._scale_loss_for_estimator_enabled",
+    "tensorflow.python.eager.context:context",
+    "tensorflow.python.eager.context:Context()._context_handle",
+    "tensorflow.python.eager.context:Context.coordination_service",
+    "tensorflow.python.eager.context:Context.configure_coordination_service",
+    "tensorflow.compiler.xla.tsl.protobuf.coordination_config_pb2:CoordinatedJob",
+    "tensorflow.compiler.xla.tsl.protobuf.coordination_config_pb2"
+    ":CoordinationServiceConfig.DESCRIPTOR.fields_by_name.cluster_register_with_barrier",
+    "tensorflow.python.distribute.input_ops:auto_shard_dataset",
+)
+
+
+def estimator_loss_scaling(strategy: Any) -> Any:
+    """Makes v1 optimizers average gradients over replicas, as under tf.estimator.
+
+    Checked on TensorFlow 2.21. A v1 optimizer divides the loss by the
+    replica count only while the strategy's private
+    `_scale_loss_for_estimator_enabled()` context is active, which
+    tf.estimator entered around each model_fn call; without it, gradients
+    of mean losses are summed over replicas.
+    """
+    enable = getattr(strategy, "_scale_loss_for_estimator_enabled", None)
+    return enable() if enable is not None else contextlib.nullcontext()
+
+
+# ---- multi-worker clusters -----------------------------------------------------
+# Checked on TensorFlow 2.21.
+
+
+def configure_cluster_connection(
+    leader: str,
+    jobs: dict[str, int],
+    connect_timeout_secs: float | None,
+    heartbeat_timeout_secs: float | None,
+) -> bool:
+    """Bounds how long this task waits for the cluster when a strategy starts.
+
+    `MultiWorkerMirroredStrategy()` starts TensorFlow's coordination service
+    (led by `leader`) and blocks until every task has registered; unless
+    configured first, a worker whose chief never answers waits for a very
+    long time (still waiting after 10 minutes when checked), and a chief
+    whose workers never come waits forever. TensorFlow has
+    no public API for these timeouts: the strategy configures the service
+    through the eager context, and leaves an existing configuration alone,
+    so this sets the same configuration with timeouts, before the strategy
+    is made. `cluster_register_with_barrier` makes the leader time out too.
+
+    Args:
+        leader: the coordination leader, e.g. "/job:chief/replica:0/task:0".
+        jobs: job name -> number of tasks, for the jobs that train.
+        connect_timeout_secs: how long to wait for every task to register.
+        heartbeat_timeout_secs: after how long without heartbeats a task is
+            declared dead (None: TensorFlow's default, 10 s on 2.21).
+
+    Returns:
+        False if the eager context already runs (too late to configure).
+    """
+    from tensorflow.compiler.xla.tsl.protobuf import coordination_config_pb2
+    from tensorflow.python.eager import context
+
+    ctx = context.context()
+    if ctx._context_handle is not None or ctx.coordination_service is not None:
+        return False
+    ctx.configure_coordination_service(
+        service_type="standalone",
+        service_leader=leader,
+        cluster_register_timeout_in_ms=int((connect_timeout_secs or 0) * 1000),
+        heartbeat_timeout_in_ms=int((heartbeat_timeout_secs or 0) * 1000),
+        coordinated_jobs=[
+            coordination_config_pb2.CoordinatedJob(name=name, num_tasks=count)
+            for name, count in jobs.items()
+        ],
+    )
+    service_config: Any = ctx.coordination_service
+    service_config.cluster_register_with_barrier = bool(connect_timeout_secs)
+    return True
+
+
+def auto_shard_dataset(
+    dataset: Any, num_shards: int, index: int, num_replicas_in_sync: int
+) -> Any:
+    """Shards `dataset` by its auto-shard policy, as TensorFlow would.
+
+    `strategy.experimental_distribute_dataset` applies the dataset's
+    `experimental_distribute.auto_shard_policy` (FILE, DATA, HINT) through
+    this private function; `distribute_datasets_from_function`, which the
+    Estimator uses so that each element is one replica's batch, applies none.
+    """
+    from tensorflow.python.distribute import input_ops
+
+    return input_ops.auto_shard_dataset(dataset, num_shards, index, num_replicas_in_sync)

@@ -1,0 +1,204 @@
+"""Canary: every private TensorFlow/Keras symbol tf_internals relies on exists.
+
+Each `keras_estimator._src.tf_internals` module names the private symbols it
+touches in a `TOUCHES` tuple of `"module:attribute.path"` strings. A
+TensorFlow or Keras upgrade that removes one fails here, by name, instead of
+deep inside a training run.
+
+Path syntax, resolved left to right from the imported module:
+  `Name.attr`       getattr (inherited attributes count);
+  `Class().attr`    the attribute of an instance of `Class`, made by
+                    `_INSTANCES` below (for attributes set in `__init__`);
+  `__dict__.name`   a mapping's key: `Class.__dict__.name` asserts the class
+                    itself defines `name` (not a base), as code that takes
+                    the method from `Class.__dict__` needs; the same applies
+                    to `DESCRIPTOR.fields_by_name.field` for proto fields.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from keras_estimator._src import tf_internals
+
+
+def _make_summary_writer(tmp_path: Path) -> Any:
+    import tensorflow as tf
+
+    return tf.summary.create_file_writer(str(tmp_path))
+
+
+def _make_graph(tmp_path: Path) -> Any:
+    from tensorflow.python.framework import ops
+
+    return ops.Graph()
+
+
+def _make_func_graph(tmp_path: Path) -> Any:
+    from tensorflow.python.framework import func_graph
+
+    return func_graph.FuncGraph("canary")
+
+
+def _make_context(tmp_path: Path) -> Any:
+    from tensorflow.python.eager import context
+
+    return context.context()
+
+
+def _make_adam(tmp_path: Path) -> Any:
+    import tensorflow as tf
+
+    return tf.compat.v1.train.AdamOptimizer(0.1)
+
+
+def _make_mirrored_extended(tmp_path: Path) -> Any:
+    import tensorflow as tf
+
+    return tf.distribute.MirroredStrategy(["/cpu:0"]).extended
+
+
+def _make_collective_keys(tmp_path: Path) -> Any:
+    from tensorflow.python.distribute import cross_device_utils
+
+    return cross_device_utils.CollectiveKeys()
+
+
+# "module:Class" -> a function making an instance of it (given a tmp dir).
+_INSTANCES: dict[str, Callable[[Path], Any]] = {
+    "tensorflow.python.framework.ops:Graph": _make_graph,
+    "tensorflow.python.framework.func_graph:FuncGraph": _make_func_graph,
+    "tensorflow.python.ops.summary_ops_v2:_ResourceSummaryWriter": _make_summary_writer,
+    "tensorflow.python.eager.context:Context": _make_context,
+    "tensorflow.python.training.adam:AdamOptimizer": _make_adam,
+    "tensorflow.python.distribute.mirrored_strategy:MirroredExtended": (
+        _make_mirrored_extended
+    ),
+    "tensorflow.python.distribute.cross_device_utils:CollectiveKeys": (
+        _make_collective_keys
+    ),
+}
+
+
+def _modules() -> list[Any]:
+    names = sorted(info.name for info in pkgutil.iter_modules(tf_internals.__path__))
+    return [importlib.import_module(f"{tf_internals.__name__}.{name}") for name in names]
+
+
+_MODULES = _modules()
+
+
+def _touches() -> list[Any]:
+    params = []
+    for module in _MODULES:
+        short = module.__name__.rsplit(".", 1)[-1]
+        for touch in getattr(module, "TOUCHES", ()):
+            params.append(pytest.param(touch, id=f"{short}:{touch.split(':', 1)[-1]}"))
+    return params
+
+
+def test_modules_found() -> None:
+    assert len(_MODULES) >= 2
+
+
+@pytest.mark.parametrize("module", _MODULES, ids=lambda module: module.__name__)
+def test_module_declares_touches(module: Any) -> None:
+    touches = getattr(module, "TOUCHES", None)
+    assert isinstance(touches, tuple) and touches, f"{module.__name__} has no TOUCHES"
+    for touch in touches:
+        assert isinstance(touch, str) and touch.count(":") == 1, touch
+        assert touch.startswith(("tensorflow.", "keras.")), touch
+    assert "Checked on" in (module.__doc__ or ""), f"{module.__name__}: no version"
+
+
+def _is_mapping(obj: Any) -> bool:
+    """A mapping proxy, dict, or protobuf's (upb) descriptor map."""
+    kind = type(obj)
+    return isinstance(obj, Mapping) or (
+        not isinstance(obj, type) and hasattr(kind, "keys") and hasattr(kind, "__getitem__")
+    )
+
+
+def _resolve(touch: str, tmp_path: Path) -> Any:
+    module_name, path = touch.split(":")
+    obj: Any = importlib.import_module(module_name)
+    done = module_name + ":"
+    for part in path.split("."):
+        instance = part.endswith("()")
+        name = part[:-2] if instance else part
+        if _is_mapping(obj):
+            assert name in obj, f"{done} has no key {name!r}"
+            obj = obj[name]
+        else:
+            assert hasattr(obj, name), f"{done} has no attribute {name!r}"
+            obj = getattr(obj, name)
+        done += name
+        if instance:
+            make = _INSTANCES.get(done)
+            assert make is not None, f"no instance factory for {done} in _INSTANCES"
+            made = make(tmp_path)
+            assert isinstance(made, obj), f"_INSTANCES[{done!r}] makes {type(made)}"
+            obj = made
+            done += "()"
+        done += "."
+    return obj
+
+
+@pytest.mark.parametrize("touch", _touches())
+def test_private_symbol_exists(touch: str, tmp_path: Path) -> None:
+    _resolve(touch, tmp_path)
+
+
+def test_instance_factories_are_used() -> None:
+    """A factory no TOUCHES entry names is stale (its entry was renamed)."""
+    used = {
+        touch.split("()", 1)[0]
+        for module in _MODULES
+        for touch in getattr(module, "TOUCHES", ())
+        if "()" in touch
+    }
+    assert set(_INSTANCES) == used
+
+
+# ---- values the code copies rather than imports ---------------------------
+
+
+def test_object_graph_key_is_tensorflows() -> None:
+    from tensorflow.python.trackable import base
+
+    from keras_estimator._src.tf_internals import object_graph
+
+    assert object_graph.OBJECT_GRAPH_KEY == base.OBJECT_GRAPH_PROTO_KEY
+
+
+def test_variable_scope_keys_are_tensorflows() -> None:
+    from tensorflow.python.framework import func_graph
+    from tensorflow.python.ops import variable_scope
+
+    from keras_estimator._src.tf_internals import variable_scopes
+
+    assert set(variable_scopes._VARIABLE_SCOPE_KEYS) == {
+        variable_scope._VARSCOPESTORE_KEY,
+        variable_scope._VARSTORE_KEY,
+    }
+    assert set(variable_scopes._SHARED_COLLECTION_KEYS) == set(
+        func_graph.ALLOWLIST_COLLECTIONS
+    )
+
+
+def test_keras_name_counter_key_is_the_one_keras_uses() -> None:
+    import keras
+    from keras.src.backend.common import global_state
+
+    from keras_estimator._src.tf_internals import keras_naming
+
+    with keras_naming.fresh_layer_names():
+        keras.layers.Dense(1, name=None)
+        counter = global_state.get_global_attribute(keras_naming._NAME_COUNTER_KEY)
+        assert counter is not None and counter.get("dense") == 1

@@ -50,7 +50,7 @@ def _watch_input_iterators(monkeypatch):
     """Records, for each input iterator the model reads, the thread freeing it."""
     freed_in = []
     watched = set()
-    hold = ModelFnModel._hold_input
+    hold = ModelFnModel.hold_input
 
     def watching_hold(self, iterator):
         if id(iterator) not in watched:
@@ -60,7 +60,7 @@ def _watch_input_iterators(monkeypatch):
             )
         hold(self, iterator)
 
-    monkeypatch.setattr(ModelFnModel, "_hold_input", watching_hold)
+    monkeypatch.setattr(ModelFnModel, "hold_input", watching_hold)
     return freed_in
 
 

@@ -128,7 +128,7 @@ def test_single_threaded_steps_equal_fused_steps(tmp_path_factory, optimizer, ba
         )
         if hooks:
             assert len(hooks[0].losses) == steps
-            calls = estimator._model._fetching_functions.values()
+            calls = estimator._model._steps._fetching_functions.values()
             assert calls and all(call.single_threaded for call in calls)
     assert weights[0].keys() == weights[1].keys()
     for name in weights[0]:

@@ -8,7 +8,7 @@ global id. `_parse_tf_config` is the entry point; every other name here is one
 of its helpers. Malformed `TF_CONFIG` raises `ValueError` naming the field that
 is wrong and how to fix it.
 
-`RunConfig` (in `_run_config`) reads the environment variable and copies these
+`RunConfig` (in `run_config`) reads the environment variable and copies these
 facts into its cluster properties.
 """
 

@@ -8,7 +8,7 @@ checkpoints in model_dir are then object-based (keys such as
 
 Writing: every `model.ckpt-<step>` of training goes through the Checkpoint
 the TRAIN-mode model_fn returned (its own `write`, inside the crash-consistent
-sequence of `_checkpoint.save`). Reading is by variable name, through the
+sequence of `checkpoints.save`). Reading is by variable name, through the
 names the object graph records for each variable (as TF1's Saver read such
 checkpoints), so evaluation, prediction, export and warm starts need no
 Checkpoint of their own, and a checkpoint written by name reads as before.

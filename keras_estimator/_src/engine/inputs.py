@@ -25,7 +25,7 @@ def make_dataset(
     repeated, as a TF1 input pipeline would keep feeding the same tensors).
     Tensors taken from `tf.compat.v1` dataset iterators give the next
     element at each step instead, ending with the data
-    (`_v1_iterator_input`).
+    (`v1_iterator_input`).
 
     Raises:
         TypeError: input_fn is not callable, requires parameters the

@@ -104,7 +104,7 @@ class ModelFnModel(keras.Model):
         Keras' epoch iterator and its generator refer to each other, which
         would keep the tf.data iterator until some garbage collection, in
         whatever thread runs it, and destroying it can wait long (see
-        `_input_release`). On exit the cycle is broken, leaving the model's
+        `input_release`). On exit the cycle is broken, leaving the model's
         box as the iterator's only holder, and the box goes to the release
         thread. Calls nest (an evaluation during training): each frees only
         its own input.
@@ -371,7 +371,7 @@ class ModelFnModel(keras.Model):
         features, labels = inputs.split_element(data)
         spec = self.call_model_fn(features, labels, ModeKeys.EVAL)
         loss = _scalar(spec.loss)
-        # Evaluation steps run with TF1 semantics (`_fetched_only`, applied in
+        # Evaluation steps run with TF1 semantics (`fetched_only`, applied in
         # `StepFunctions.fused_function`): the running mean is read after its update
         # only by explicit dependency.
         with _fetched_only.ops_created() as update:

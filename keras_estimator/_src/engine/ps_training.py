@@ -18,7 +18,7 @@ as its chief; on a ps task, or a worker of a cluster with ps tasks,
     estimator = Estimator(model_fn, model_dir, RunConfig(train_distribute=strategy))
     estimator.train(input_fn, steps=1000)     # ps and worker tasks serve here
 
-Why a driver of its own, beside `_loop` (Keras `fit`): Keras 3's `fit` has no
+Why a driver of its own, beside `loop` (Keras `fit`): Keras 3's `fit` has no
 ClusterCoordinator path, so it cannot host this strategy. The driver here is
 small and keeps everything else of `Estimator.train` the same: the model_fn's
 train step (`ModelFnModel.train_step`), the variable store, and the callback
@@ -29,7 +29,7 @@ hook, the Keras callbacks), called in Keras' order: `on_train_begin`,
 hooks, checkpoints, summaries, logging and stopping behave as in local
 training.
 
-A run is what the hooks allow (`_loop.plan_steps`), as in local training: N
+A run is what the hooks allow (`loop.plan_steps`), as in local training: N
 steps are split into one chunk per worker, each chunk a fused loop of steps in
 one scheduled function (a schedule costs several RPCs, so chunks amortise it),
 and the coordinator joins before the hooks see the run. A run whose hooks
@@ -42,7 +42,7 @@ Each worker reads its own copy of input_fn's dataset (input_fn gets an
 has it): shuffle or shard it in input_fn. Training stops when any worker's
 input ends.
 
-SIGTERM on the chief (`_preemption`) acts at the same boundary: the
+SIGTERM on the chief (`preemption`) acts at the same boundary: the
 callback list holds `StopOnSigterm`, so `_drive` plans no further run once
 the run under way has joined, hooks' `end` runs (the CheckpointSaverHook
 saves the step reached) and `Estimator.train` returns. A run waiting for a

@@ -2,7 +2,7 @@
 
 The Estimator owns the model_dir and the variable store; it wraps the model_fn
 once as a `ModelFnModel` and runs every call through Keras' trainer
-(`_loop`). Variables live across calls; before each call the latest
+(`loop`). Variables live across calls; before each call the latest
 checkpoint is restored by name only when it is not the one the store already
 holds, so repeated `predict()` calls neither retrace nor reload.
 """
@@ -195,13 +195,13 @@ class Estimator:
             callbacks: Keras callbacks, called after the hooks at each run.
 
         Under a `tf.distribute.experimental.ParameterServerStrategy` the chief
-        schedules the steps on the cluster's workers (`_ps_training`); on a
+        schedules the steps on the cluster's workers (`ps_training`); on a
         ps task, or a worker of a cluster with ps tasks, train serves the
         chief instead and never returns.
 
-        The chief holds model_dir's lock file (`_model_dir_lock`) while it
+        The chief holds model_dir's lock file (`model_dir_lock`) while it
         trains. On SIGTERM in the main thread, training stops after the run
-        of steps under way, saves a checkpoint and returns (`_preemption`).
+        of steps under way, saves a checkpoint and returns (`preemption`).
 
         Returns:
             self, for chaining.
@@ -660,7 +660,7 @@ class Estimator:
         (worker), with a `tf.distribute.InputContext` when it takes
         `input_context`, and each element is one replica's batch, as
         tf.estimator's `make_input_fn_iterator` had it. Under parameter
-        servers the TRAIN input is made on each worker (`_ps_training`).
+        servers the TRAIN input is made on each worker (`ps_training`).
         """
         strategy = self._strategy
         if mode == ModeKeys.TRAIN and _ps_training.is_parameter_server_strategy(strategy):

@@ -2,7 +2,7 @@
 
 Owns the exporter contract (the `Exporter` base class and the structural
 `ExporterProtocol`), `LatestExporter` and `FinalExporter`, the base they
-share with `BestExporter` (in `_best_exporter`), and the garbage collection
+share with `BestExporter` (in `best_exporter`), and the garbage collection
 of exports.
 
 Every exporter writes under its own directory, `model_dir/export/<name>/`,

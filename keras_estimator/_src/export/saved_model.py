@@ -13,14 +13,14 @@
    leaves out (with a log line) those it cannot serve, as tf.estimator did;
 3. turns each signature into a TF2 function: the graph pruned from the
    signature's input tensors to its outputs, called with named
-   `tf.TensorSpec`s (steps 2 and 3: `_export_signatures`);
+   `tf.TensorSpec`s (steps 2 and 3: `signatures`);
 4. saves a `tf.Module` holding the variables with these signatures, then
    sets the classify/regress method names TensorFlow Serving dispatches on
    (`tf.saved_model.save` writes every signature as predict).
 
 The result loads with plain `tf.saved_model.load` and TensorFlow Serving; it
 needs nothing from this package. Files are written to `temp-<timestamp>` and
-renamed to `<timestamp>` when complete (`_export_files`).
+renamed to `<timestamp>` when complete (`export_files`).
 """
 
 from __future__ import annotations

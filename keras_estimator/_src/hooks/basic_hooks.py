@@ -1,7 +1,7 @@
 """tf.estimator's basic SessionRunHooks, for a loop that may fuse steps.
 
 The loop runs one or more training steps per "run" and calls every hook's
-`before_run` / `after_run` around each run (see `_session_run_hook`). A hook
+`before_run` / `after_run` around each run (see `session_run_hook`). A hook
 here says through `steps_until_needed(global_step)` how long the next run may
 be before it must see a run boundary; the loop never makes a run longer. A
 hook that fetches values for a step returns 1, so that step is its own run.
@@ -13,7 +13,7 @@ step per run the global step and tf.estimator's iteration count advance
 together, which is what makes the two the same.
 
 Checkpointing hooks (`CheckpointSaverHook`, `CheckpointSaverListener`) live
-in `_checkpoint_hooks`.
+in `checkpoint_hooks`.
 """
 
 from __future__ import annotations

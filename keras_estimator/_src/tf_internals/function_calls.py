@@ -33,7 +33,7 @@ def call_traced(concrete: Any, *args: Any, single_threaded: bool = False) -> Any
 
     With `single_threaded`, the call runs on TensorFlow's single-threaded
     executor, which runs every kernel in the calling thread instead of
-    handing ready ops to the inter-op thread pool (see `_step_call` for when
+    handing ready ops to the inter-op thread pool (see `step_call` for when
     that is allowed). The executor of the functions a thread calls is the
     eager context's thread-local `function_call_options.executor_type`,
     which has no public setter.

@@ -5,7 +5,7 @@ task's part from `TF_CONFIG["task"]["type"]`; so does `run_task`:
 
 * `chief` and `worker` train together under the RunConfig's
   `train_distribute` (MultiWorkerMirroredStrategy: every worker trains,
-  only the chief writes checkpoints and summaries; see `_multi_worker`).
+  only the chief writes checkpoints and summaries; see `multi_worker`).
   They return `(None, None)`, as tf.estimator's distributed tasks returned
   nothing.
 * `evaluator` (not part of the training cluster) watches model_dir: after
@@ -15,7 +15,7 @@ task's part from `TF_CONFIG["task"]["type"]`; so does `run_task`:
   (or after `evaluator_timeout_secs` without a new checkpoint). tf.estimator's
   evaluator never returned when training stopped short of `max_steps`.
 * `ps` tasks, and workers of a cluster with ps tasks, serve the chief's
-  parameter-server training (`_ps_training`).
+  parameter-server training (`ps_training`).
 
 The clock and the sleep are module functions so tests can replace them.
 """

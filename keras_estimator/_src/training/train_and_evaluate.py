@@ -19,7 +19,7 @@ Owns the two specs (tf.estimator 2.15's validated namedtuples) and the local
   cadence did not.
 
 The evaluator, the saving listener and the step hook are in
-`_training_evaluation`.
+`training_evaluation`.
 
 Differences from tf.estimator 2.15:
 
@@ -30,7 +30,7 @@ Differences from tf.estimator 2.15:
 * `start_delay_secs` only matters to a separate evaluator task, so it is
   validated and otherwise unused, as in 2.15's local mode.
 
-In a TF_CONFIG cluster each task does its part (`_cluster.run_task`): chief
+In a TF_CONFIG cluster each task does its part (`cluster.run_task`): chief
 and workers train together, the evaluator task evaluates the checkpoints
 and exits once training reached `max_steps` (2.15's evaluator never exited
 when training stopped short of it; `evaluator_timeout_secs` bounds the wait
@@ -346,7 +346,7 @@ def train_and_evaluate(
         ValueError: the RunConfig saves no checkpoints and no
             `eval_every_n_steps` is given (nothing would trigger evaluations),
             or `TF_CONFIG` gives this task a part it cannot play (see
-            `_cluster.run_task`).
+            `cluster.run_task`).
 
     Example:
         >>> metrics, exports = train_and_evaluate(

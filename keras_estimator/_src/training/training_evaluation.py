@@ -12,7 +12,7 @@ Owns the three pieces `train_and_evaluate` adds to `Estimator.train`:
 Evaluations run inside training, on the Estimator being trained, right after
 the checkpoint they evaluate was written: its variables hold exactly that
 checkpoint, so `evaluate()` runs on them without restoring it (see
-`_evaluator_hook.live_weights`) and reuses the Estimator's compiled eval
+`evaluator_hook.live_weights`) and reuses the Estimator's compiled eval
 function from one evaluation to the next.
 """
 

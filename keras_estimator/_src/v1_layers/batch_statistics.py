@@ -1,7 +1,7 @@
 """Batch normalization's computation: layout, variables, statistics, updates.
 
 Shared by the `BatchNormalization` class and its functional form
-(`_normalization`). TF1 normalized 4D and 5D inputs over their channel axis
+(`normalization`). TF1 normalized 4D and 5D inputs over their channel axis
 with a fused kernel that differs in two ways kept here: the moving variance
 is updated with the unbiased batch variance, and `epsilon` is at least
 `FUSED_MIN_EPSILON`.

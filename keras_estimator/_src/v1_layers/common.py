@@ -1,6 +1,6 @@
 """Helpers shared by every layer: argument checks, scopes, variables, outputs.
 
-A layer class (see `_base.Layer`) validates its arguments with the
+A layer class (see `base.Layer`) validates its arguments with the
 `check_*`/`int_tuple` helpers when constructed; on its first call it opens its
 TF1 variable scope with `layer_scope` and creates its variables with
 `add_variable`; `activate` applies its activation.

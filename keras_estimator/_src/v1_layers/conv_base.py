@@ -2,8 +2,8 @@
 
 Argument checks, channels-first handling (transposed to channels-last around
 the convolution, since the CPU kernels take only that), the kernel and bias,
-the activation. `Conv1D`/`2D`/`3D` (`_convolutional`) use it as it is; the
-transposed and separable kinds (`_conv_transpose`, `_separable`) override its
+the activation. `Conv1D`/`2D`/`3D` (`convolutional`) use it as it is; the
+transposed and separable kinds (`conv_transpose`, `separable`) override its
 kernel shape, `build` or `_convolve`.
 """
 

@@ -1,7 +1,7 @@
 """Batch normalization: the `BatchNormalization` layer and `batch_normalization`.
 
 The computation (layout, statistics, moving-average updates) is in
-`_batch_statistics`.
+`batch_statistics`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Pooling layers: max and average pooling over 1D, 2D and 3D inputs.
 
-The functional forms are in `_pooling_functions`.
+The functional forms are in `pooling_functions`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A depthwise convolution filters each input channel on its own
 (`depth_multiplier` outputs per channel), then a 1x1 pointwise convolution
 mixes the channels. 1D inputs run through the 2D kernel with a height of 1.
-The functional forms are in `_separable_functions`.
+The functional forms are in `separable_functions`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ runs unmodified in the same process:
 * `tf.compat.v1.layers` is `keras_estimator.compat.layers`;
 * `tf.keras.estimator.model_to_estimator` is this package's;
 * `tf.compat.v1.disable_eager_execution()` and `disable_v2_behavior()` warn
-  once and leave eager execution on (see `_graph_mode`);
+  once and leave eager execution on (see `graph_mode`);
 * the stock hooks and `SessionRunHook` types under `tf.compat.v1.train` are
   this package's classes;
 * `sys.modules` gains `tensorflow.estimator`, `tensorflow.compat.v1.estimator`

@@ -6,27 +6,29 @@ not provided.
 """
 
 from keras_estimator._src.base import missing_names as _missing_names
+from keras_estimator._src.base import public_names as _public_names
 from keras_estimator.experimental import (
-    InMemoryEvaluatorHook,
-    build_raw_supervised_input_receiver_fn,
-    make_early_stopping_hook,
-    make_stop_at_checkpoint_step_hook,
-    stop_if_higher_hook,
-    stop_if_lower_hook,
-    stop_if_no_decrease_hook,
-    stop_if_no_increase_hook,
+    InMemoryEvaluatorHook as InMemoryEvaluatorHook,
+)
+from keras_estimator.experimental import (
+    build_raw_supervised_input_receiver_fn as build_raw_supervised_input_receiver_fn,
+)
+from keras_estimator.experimental import (
+    make_early_stopping_hook as make_early_stopping_hook,
+)
+from keras_estimator.experimental import (
+    make_stop_at_checkpoint_step_hook as make_stop_at_checkpoint_step_hook,
+)
+from keras_estimator.experimental import stop_if_higher_hook as stop_if_higher_hook
+from keras_estimator.experimental import stop_if_lower_hook as stop_if_lower_hook
+from keras_estimator.experimental import (
+    stop_if_no_decrease_hook as stop_if_no_decrease_hook,
+)
+from keras_estimator.experimental import (
+    stop_if_no_increase_hook as stop_if_no_increase_hook,
 )
 
 # tf.estimator 2.15 names not provided yet raise an AttributeError saying so.
 __getattr__ = _missing_names.getattr_for(__name__)
 
-__all__ = [
-    "InMemoryEvaluatorHook",
-    "build_raw_supervised_input_receiver_fn",
-    "make_early_stopping_hook",
-    "make_stop_at_checkpoint_step_hook",
-    "stop_if_higher_hook",
-    "stop_if_lower_hook",
-    "stop_if_no_decrease_hook",
-    "stop_if_no_increase_hook",
-]
+__all__ = _public_names.names_in(__name__)

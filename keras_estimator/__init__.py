@@ -28,6 +28,9 @@ from keras_estimator._src.base.session_run_hook import SessionRunHook as Session
 from keras_estimator._src.base.session_run_hook import (
     SessionRunValues as SessionRunValues,
 )
+from keras_estimator._src.canned.dnn import DNNClassifier as DNNClassifier
+from keras_estimator._src.canned.dnn import DNNEstimator as DNNEstimator
+from keras_estimator._src.canned.dnn import DNNRegressor as DNNRegressor
 from keras_estimator._src.checkpoint.warm_start import VocabInfo as VocabInfo
 from keras_estimator._src.checkpoint.warm_start import (
     WarmStartSettings as WarmStartSettings,
@@ -39,6 +42,20 @@ from keras_estimator._src.export.best_exporter import BestExporter as BestExport
 from keras_estimator._src.export.exporters import Exporter as Exporter
 from keras_estimator._src.export.exporters import FinalExporter as FinalExporter
 from keras_estimator._src.export.exporters import LatestExporter as LatestExporter
+from keras_estimator._src.head.base_head import Head as Head
+from keras_estimator._src.head.classification_heads import (
+    BinaryClassHead as BinaryClassHead,
+)
+from keras_estimator._src.head.classification_heads import (
+    MultiClassHead as MultiClassHead,
+)
+from keras_estimator._src.head.regression_heads import (
+    LogisticRegressionHead as LogisticRegressionHead,
+)
+from keras_estimator._src.head.regression_heads import (
+    PoissonRegressionHead as PoissonRegressionHead,
+)
+from keras_estimator._src.head.regression_heads import RegressionHead as RegressionHead
 from keras_estimator._src.hooks.basic_hooks import FeedFnHook as FeedFnHook
 from keras_estimator._src.hooks.basic_hooks import FinalOpsHook as FinalOpsHook
 from keras_estimator._src.hooks.basic_hooks import (

@@ -44,7 +44,7 @@ def main():
         config=tf.estimator.RunConfig(tf_random_seed=10),
     )
     classifier.train(
-        input_fn=lambda: input_fn(train, labels[:120], training=True), steps=1000
+        input_fn=lambda: input_fn(train, labels[:120], training=True), steps=5000
     )
     eval_result = classifier.evaluate(
         input_fn=lambda: input_fn(test, labels[120:], training=False)

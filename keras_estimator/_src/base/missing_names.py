@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 _PREMADE = (
-    "premade estimators and heads are not provided yet. Meanwhile write a "
+    "this premade estimator or head is not provided yet (DNNClassifier, "
+    "DNNRegressor, DNNEstimator and the single heads are). Meanwhile write a "
     "model_fn (feature columns through tf.compat.v1.feature_column.input_layer, "
     "Keras or tf.compat.v1.layers layers, a loss and an optimizer's minimize) "
     "and pass it to keras_estimator.Estimator(model_fn=...)"
@@ -52,8 +53,24 @@ _PREMADE_NAMES = (
     "PoissonRegressionHead",
     "RegressionHead",
 )
+_PROVIDED = (
+    "BinaryClassHead",
+    "DNNClassifier",
+    "DNNEstimator",
+    "DNNRegressor",
+    "Head",
+    "LogisticRegressionHead",
+    "MultiClassHead",
+    "PoissonRegressionHead",
+    "RegressionHead",
+)
+_V1_CANNED = (
+    "the tf.compat.v1.estimator premade estimators (v1 optimizers, summed "
+    "losses) are not provided yet; tf.estimator's DNNClassifier, DNNRegressor "
+    "and DNNEstimator are, and restore model_dirs their 2.15 versions wrote"
+)
 _TOP = {
-    **dict.fromkeys(_PREMADE_NAMES, _PREMADE),
+    **{name: _PREMADE for name in _PREMADE_NAMES if name not in _PROVIDED},
     "classifier_parse_example_spec": _FEATURE_SPEC,
     "regressor_parse_example_spec": _FEATURE_SPEC,
 }
@@ -68,7 +85,13 @@ _EXPERIMENTAL = {
 MISSING: dict[str, dict[str, str]] = {
     "keras_estimator": _TOP,
     "keras_estimator.experimental": _EXPERIMENTAL,
-    "keras_estimator.compat.estimator": {**_TOP, "tpu": _TPU},
+    "keras_estimator.compat.estimator": {
+        **_TOP,
+        "DNNClassifier": _V1_CANNED,
+        "DNNEstimator": _V1_CANNED,
+        "DNNRegressor": _V1_CANNED,
+        "tpu": _TPU,
+    },
     "keras_estimator.compat.estimator.experimental": {
         **_EXPERIMENTAL,
         "KMeans": _LATER,

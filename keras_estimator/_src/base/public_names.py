@@ -86,6 +86,23 @@ TABLE: tuple[PublicName, ...] = tuple(
     for name, target, namespaces in (
         # tf.estimator / tf.compat.v1.estimator
         ("BestExporter", f"{_SRC}.export.best_exporter:BestExporter", _BOTH),
+        ("BinaryClassHead", f"{_SRC}.head.classification_heads:BinaryClassHead", _BOTH),
+        ("DNNClassifier", f"{_SRC}.canned.dnn:DNNClassifier", (ESTIMATOR,)),
+        ("DNNEstimator", f"{_SRC}.canned.dnn:DNNEstimator", (ESTIMATOR,)),
+        ("DNNRegressor", f"{_SRC}.canned.dnn:DNNRegressor", (ESTIMATOR,)),
+        ("Head", f"{_SRC}.head.base_head:Head", _BOTH),
+        (
+            "LogisticRegressionHead",
+            f"{_SRC}.head.regression_heads:LogisticRegressionHead",
+            _BOTH,
+        ),
+        ("MultiClassHead", f"{_SRC}.head.classification_heads:MultiClassHead", _BOTH),
+        (
+            "PoissonRegressionHead",
+            f"{_SRC}.head.regression_heads:PoissonRegressionHead",
+            _BOTH,
+        ),
+        ("RegressionHead", f"{_SRC}.head.regression_heads:RegressionHead", _BOTH),
         ("CheckpointSaverHook", f"{_SRC}.hooks.checkpoint_hooks:CheckpointSaverHook", _HOOK),
         ("CheckpointSaverListener", f"{_SRC}.hooks.checkpoint_hooks:CheckpointSaverListener", _HOOK),
         ("Estimator", f"{_SRC}.estimator.estimator:Estimator", _BOTH),

@@ -1,0 +1,258 @@
+"""`DNNClassifier`, `DNNRegressor` and `DNNEstimator`, as tf.estimator 2.15 built them.
+
+The network: the feature columns' dense input
+(`dnn/input_from_feature_columns/input_layer/...`), then per hidden layer a
+dense layer with the activation (`dnn/hiddenlayer_<i>/{kernel,bias}`),
+dropout in training, and batch normalization
+(`dnn/hiddenlayer_<i>/batchnorm_<i>/...`, momentum 0.999), then the logits
+(`dnn/logits/{kernel,bias}`). The head turns the logits into the loss,
+predictions, metrics and signatures; the optimizer (`canned.optimizers`,
+Adagrad at 0.001 unless given) keeps its slots under 2.15's names, so
+model_dirs written by 2.15 restore and train on here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator._src.base.mode_keys import ModeKeys
+from keras_estimator._src.canned import optimizers
+from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head
+from keras_estimator._src.head.classification_heads import (
+    BinaryClassHead,
+    MultiClassHead,
+)
+from keras_estimator._src.head.regression_heads import RegressionHead
+from keras_estimator._src.v1_layers import core, dense, normalization
+
+
+def dnn_logits(
+    features: Any,
+    feature_columns: Sequence[Any],
+    hidden_units: Sequence[int],
+    logits_dimension: int,
+    activation_fn: Callable[[Any], Any],
+    dropout: float | None,
+    batch_norm: bool,
+    mode: str,
+) -> tf.Tensor:
+    """The logits of the network the module describes."""
+    training = mode == ModeKeys.TRAIN
+    with tf.compat.v1.variable_scope("dnn"):
+        with tf.compat.v1.variable_scope("input_from_feature_columns"):
+            net = tf.compat.v1.feature_column.input_layer(features, list(feature_columns))
+        for index, units in enumerate(hidden_units):
+            net = dense.dense(net, units, activation=activation_fn, name=f"hiddenlayer_{index}")
+            if dropout is not None:
+                net = core.dropout(net, rate=dropout, training=training)
+            if batch_norm:
+                with tf.compat.v1.variable_scope(f"hiddenlayer_{index}"):
+                    net = normalization.batch_normalization(
+                        net, momentum=0.999, training=training, name=f"batchnorm_{index}"
+                    )
+        return dense.dense(net, logits_dimension, name="logits")
+
+
+def dnn_model_fn(
+    head: Head,
+    hidden_units: Sequence[int],
+    feature_columns: Sequence[Any],
+    optimizer: Any,
+    activation_fn: Callable[[Any], Any],
+    dropout: float | None,
+    batch_norm: bool,
+) -> Callable[..., Any]:
+    """A model_fn training the network with `head` and `optimizer`."""
+
+    def model_fn(features: Any, labels: Any, mode: str) -> Any:
+        logits = dnn_logits(
+            features,
+            feature_columns,
+            hidden_units,
+            head.logits_dimension,
+            activation_fn,
+            dropout,
+            batch_norm,
+            mode,
+        )
+        return head.create_estimator_spec(
+            features,
+            mode,
+            logits,
+            labels=labels,
+            optimizer=optimizer,
+            trainable_variables=tf.compat.v1.trainable_variables(),
+            update_ops=tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS),
+            regularization_losses=tf.compat.v1.losses.get_regularization_losses(),
+        )
+
+    return model_fn
+
+
+class DNNEstimator(Estimator):
+    """A feed-forward network with a given head; see the module."""
+
+    def __init__(
+        self,
+        head: Head,
+        hidden_units: Sequence[int],
+        feature_columns: Sequence[Any],
+        model_dir: str | None = None,
+        optimizer: Any = "Adagrad",
+        activation_fn: Callable[[Any], Any] = tf.nn.relu,
+        dropout: float | None = None,
+        config: Any = None,
+        warm_start_from: Any = None,
+        batch_norm: bool = False,
+    ) -> None:
+        if not isinstance(head, Head):
+            raise TypeError(
+                f"head must be a keras_estimator Head (MultiClassHead, ...), got "
+                f"{type(head).__name__}: {head!r}."
+            )
+        units = _check_hidden_units(hidden_units)
+        columns = _check_feature_columns(feature_columns)
+        _check_dropout(dropout)
+        # Made now: a Keras optimizer's settings are read eagerly, and a bad
+        # name fails here rather than in the first step.
+        canned_optimizer = optimizers.get_optimizer(optimizer)
+        model_fn = dnn_model_fn(
+            head, units, columns, canned_optimizer, activation_fn, dropout, bool(batch_norm)
+        )
+        super().__init__(
+            model_fn=model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
+        )
+
+
+class DNNClassifier(DNNEstimator):
+    """Classifies into `n_classes` classes; `BinaryClassHead` for 2, else `MultiClassHead`."""
+
+    def __init__(
+        self,
+        hidden_units: Sequence[int],
+        feature_columns: Sequence[Any],
+        model_dir: str | None = None,
+        n_classes: int = 2,
+        weight_column: Any = None,
+        label_vocabulary: Sequence[str] | None = None,
+        optimizer: Any = "Adagrad",
+        activation_fn: Callable[[Any], Any] = tf.nn.relu,
+        dropout: float | None = None,
+        config: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = SUM_OVER_BATCH_SIZE,
+        batch_norm: bool = False,
+    ) -> None:
+        head = classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
+        super().__init__(
+            head,
+            hidden_units,
+            feature_columns,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            activation_fn=activation_fn,
+            dropout=dropout,
+            config=config,
+            warm_start_from=warm_start_from,
+            batch_norm=batch_norm,
+        )
+
+
+class DNNRegressor(DNNEstimator):
+    """Predicts `label_dimension` values with a `RegressionHead`."""
+
+    def __init__(
+        self,
+        hidden_units: Sequence[int],
+        feature_columns: Sequence[Any],
+        model_dir: str | None = None,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        optimizer: Any = "Adagrad",
+        activation_fn: Callable[[Any], Any] = tf.nn.relu,
+        dropout: float | None = None,
+        config: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = SUM_OVER_BATCH_SIZE,
+        batch_norm: bool = False,
+    ) -> None:
+        head = RegressionHead(
+            label_dimension=label_dimension,
+            weight_column=weight_column,
+            loss_reduction=loss_reduction,
+        )
+        super().__init__(
+            head,
+            hidden_units,
+            feature_columns,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            activation_fn=activation_fn,
+            dropout=dropout,
+            config=config,
+            warm_start_from=warm_start_from,
+            batch_norm=batch_norm,
+        )
+
+
+def classification_head(
+    n_classes: Any, weight_column: Any, label_vocabulary: Any, loss_reduction: str
+) -> Head:
+    """The head a canned classifier uses for `n_classes`."""
+    if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes < 2:
+        raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}.")
+    if n_classes == 2:
+        return BinaryClassHead(
+            weight_column=weight_column,
+            label_vocabulary=label_vocabulary,
+            loss_reduction=loss_reduction,
+        )
+    return MultiClassHead(
+        n_classes,
+        weight_column=weight_column,
+        label_vocabulary=label_vocabulary,
+        loss_reduction=loss_reduction,
+    )
+
+
+def _check_hidden_units(hidden_units: Any) -> tuple[int, ...]:
+    if isinstance(hidden_units, (str, bytes)) or not isinstance(hidden_units, Sequence):
+        raise ValueError(
+            f"hidden_units must be a list of layer sizes such as [64, 32], got "
+            f"{hidden_units!r}."
+        )
+    units = tuple(hidden_units)
+    if not units or not all(
+        isinstance(u, int) and not isinstance(u, bool) and u > 0 for u in units
+    ):
+        raise ValueError(
+            f"hidden_units must be a non-empty list of positive integers, got "
+            f"{list(units)!r}."
+        )
+    return units
+
+
+def _check_feature_columns(feature_columns: Any) -> tuple[Any, ...]:
+    if feature_columns is None or isinstance(feature_columns, (str, bytes)):
+        raise ValueError(
+            f"feature_columns must be a list of tf.feature_column columns, got "
+            f"{feature_columns!r}."
+        )
+    columns = tuple(feature_columns) if isinstance(feature_columns, Sequence) else (
+        feature_columns,
+    )
+    if not columns:
+        raise ValueError(
+            "feature_columns is empty: give at least one column, e.g. "
+            "[tf.feature_column.numeric_column('x')]."
+        )
+    return columns
+
+
+def _check_dropout(dropout: Any) -> None:
+    if dropout is not None and not (isinstance(dropout, (int, float)) and 0 <= dropout < 1):
+        raise ValueError(f"dropout must be None or a rate in [0, 1), got {dropout!r}.")

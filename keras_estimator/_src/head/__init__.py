@@ -1,0 +1,1 @@
+"""Heads: what a canned model's logits become in each mode (loss, predictions, metrics, signatures)."""

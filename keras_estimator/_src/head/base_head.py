@@ -1,0 +1,207 @@
+"""`Head`: what a canned model's logits become in each mode.
+
+A head turns the logits a model computes into the loss, the predictions,
+the evaluation metrics and the export signatures, and builds the
+`EstimatorSpec` a model_fn returns (`create_estimator_spec`), with the
+semantics of tf.estimator 2.15's heads: the loss is reduced with
+`loss_reduction` (by default the weighted sum over the batch divided by its
+number of elements), example weights come from `weight_column`, and the
+training loss adds `regularization_losses`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from keras_estimator._src.base.estimator_spec import EstimatorSpec
+from keras_estimator._src.base.mode_keys import ModeKeys
+
+SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+SUM = "sum"
+_REDUCTIONS = (SUM_OVER_BATCH_SIZE, SUM)
+
+# tf.estimator 2.15's signature-def keys of a head's export outputs.
+CLASSIFY_SERVING_KEY = "classification"
+REGRESS_SERVING_KEY = "regression"
+PREDICT_SERVING_KEY = "predict"
+DEFAULT_SERVING_KEY = "serving_default"
+
+
+class Head:
+    """Interface of a head; see the module. Subclasses implement every method."""
+
+    @property
+    def name(self) -> str | None:
+        """The head's name (prefixes its metric keys in a `MultiHead`)."""
+        raise NotImplementedError
+
+    @property
+    def logits_dimension(self) -> int:
+        """The size of the last dimension of the logits the head expects."""
+        raise NotImplementedError
+
+    @property
+    def loss_reduction(self) -> str:
+        """How the training loss is reduced over the batch."""
+        raise NotImplementedError
+
+    def loss(
+        self,
+        labels: Any,
+        logits: Any,
+        features: Any = None,
+        mode: str | None = None,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> tf.Tensor:
+        """The training loss: weighted, reduced, plus `regularization_losses`."""
+        raise NotImplementedError
+
+    def predictions(self, logits: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
+        """The prediction dict (only `keys` if given)."""
+        raise NotImplementedError
+
+    def metrics(self, regularization_losses: Sequence[Any] | None = None) -> dict[str, Any]:
+        """New Keras metric objects for one evaluation, by metric key."""
+        raise NotImplementedError
+
+    def update_metrics(
+        self,
+        eval_metrics: dict[str, Any],
+        features: Any,
+        logits: Any,
+        labels: Any,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> dict[str, Any]:
+        """Updates `eval_metrics` with one batch; returns the eval_metric_ops."""
+        raise NotImplementedError
+
+    def create_estimator_spec(
+        self,
+        features: Any,
+        mode: str,
+        logits: Any,
+        labels: Any = None,
+        optimizer: Any = None,
+        trainable_variables: Sequence[Any] | None = None,
+        train_op_fn: Callable[[Any], Any] | None = None,
+        update_ops: Sequence[Any] | None = None,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> EstimatorSpec:
+        """The `EstimatorSpec` of `mode` for these logits.
+
+        In TRAIN mode exactly one of `optimizer` (with `trainable_variables`)
+        or `train_op_fn(loss)` makes the train op; `update_ops` run with it.
+        """
+        predictions = self.predictions(logits)
+        if mode == ModeKeys.PREDICT:
+            return EstimatorSpec(
+                mode,
+                predictions=predictions,
+                export_outputs=self.export_outputs(predictions),
+            )
+        loss = self.loss(labels, logits, features, mode, regularization_losses)
+        if mode == ModeKeys.EVAL:
+            metrics = self.update_metrics(
+                self.metrics(regularization_losses),
+                features,
+                logits,
+                labels,
+                regularization_losses,
+            )
+            return EstimatorSpec(
+                mode, predictions=predictions, loss=loss, eval_metric_ops=metrics
+            )
+        train_op = _train_op(
+            loss, self.loss_reduction, optimizer, trainable_variables, train_op_fn, update_ops
+        )
+        return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
+
+    def export_outputs(self, predictions: Mapping[str, Any]) -> dict[str, Any]:
+        """The SavedModel signatures of this head's predictions."""
+        raise NotImplementedError
+
+
+def check_loss_reduction(loss_reduction: Any) -> str:
+    if loss_reduction not in _REDUCTIONS:
+        raise ValueError(
+            f"loss_reduction must be one of {list(_REDUCTIONS)} (as in "
+            f"tf.losses.Reduction), got {loss_reduction!r}."
+        )
+    return str(loss_reduction)
+
+
+def example_weights(features: Any, weight_column: Any, batch_size: Any) -> tf.Tensor:
+    """Each example's weight, shape [batch, 1]: 1 without a weight column."""
+    if weight_column is None:
+        return tf.ones([batch_size, 1], tf.float32)
+    key = weight_column if isinstance(weight_column, str) else weight_column.key
+    if not isinstance(features, Mapping) or key not in features:
+        available = sorted(features) if isinstance(features, Mapping) else type(features).__name__
+        raise ValueError(
+            f"weight_column {key!r} is not among the features {available}. Add it "
+            "to the features input_fn returns, or leave weight_column out."
+        )
+    weights = tf.cast(features[key], tf.float32)
+    return tf.reshape(weights, [-1, 1])
+
+
+def reduce_loss(unreduced: tf.Tensor, weights: tf.Tensor, loss_reduction: str) -> tf.Tensor:
+    """The weighted training loss: summed, or divided by the number of elements."""
+    weighted = tf.reduce_sum(unreduced * weights)
+    if loss_reduction == SUM:
+        return weighted
+    return weighted / tf.cast(tf.size(unreduced), tf.float32)
+
+
+def add_regularization(loss: tf.Tensor, regularization_losses: Sequence[Any] | None) -> tf.Tensor:
+    if not regularization_losses:
+        return loss
+    return loss + tf.add_n([tf.cast(r, loss.dtype) for r in regularization_losses])
+
+
+def mean_metric(name: str) -> keras.metrics.Mean:
+    return keras.metrics.Mean(name=name)
+
+
+def _train_op(
+    loss: tf.Tensor,
+    loss_reduction: str,
+    optimizer: Any,
+    trainable_variables: Sequence[Any] | None,
+    train_op_fn: Callable[[Any], Any] | None,
+    update_ops: Sequence[Any] | None,
+) -> Any:
+    if (optimizer is None) == (train_op_fn is None):
+        raise ValueError(
+            "create_estimator_spec in TRAIN mode needs exactly one of optimizer "
+            f"or train_op_fn; got optimizer={optimizer!r}, train_op_fn={train_op_fn!r}."
+        )
+    if optimizer is not None:
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        if loss_reduction == SUM_OVER_BATCH_SIZE and replicas > 1:
+            # Each replica's loss is its share of the batch's mean, as in
+            # tf.estimator 2.15; the optimizer sums the replicas' gradients.
+            loss = loss / replicas
+        if trainable_variables is None:
+            raise ValueError(
+                "create_estimator_spec got an optimizer without trainable_variables; "
+                "pass the variables the optimizer should train."
+            )
+        variables = list(trainable_variables)
+        if hasattr(optimizer, "get_updates"):
+            # tf.estimator's optimizers (`canned.optimizers`): slots under
+            # tf.keras 2's names, global step as the iteration count.
+            train_op = optimizer.get_updates(loss, variables)[0]
+        else:
+            # A Keras 3 optimizer; the Estimator advances the global step.
+            gradients = tf.compat.v1.gradients(loss, variables)
+            train_op = optimizer.apply_gradients(zip(gradients, variables, strict=True))
+    else:
+        train_op = train_op_fn(loss)  # type: ignore[misc]
+    if update_ops:
+        return tf.group(train_op, *update_ops)
+    return train_op

@@ -1,0 +1,216 @@
+"""`RegressionHead` and its Poisson and logistic forms, with 2.15's keys.
+
+Predictions: `predictions` (the inverse link of the logits) and, when an
+inverse link is set, `logits`. Metrics: `average_loss`, `label/mean`,
+`prediction/mean`. Signatures: `serving_default` and `regression` (for one
+label dimension; `serving_default` is `predict` otherwise), `predict`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator._src.base import export_outputs
+from keras_estimator._src.head import base_head
+from keras_estimator._src.head.base_head import (
+    DEFAULT_SERVING_KEY,
+    PREDICT_SERVING_KEY,
+    REGRESS_SERVING_KEY,
+)
+
+PREDICTIONS = "predictions"
+LOGITS = "logits"
+
+
+class RegressionHead(base_head.Head):
+    """Mean squared error on `label_dimension` values per example.
+
+    Args:
+        label_dimension: values per label (the logits' last dimension).
+        weight_column: a feature key (or numeric column) giving example weights.
+        loss_reduction: "sum_over_batch_size" (default) or "sum".
+        loss_fn: `loss_fn(labels, logits)` returning unreduced
+            [batch, label_dimension] losses, instead of the squared error.
+        inverse_link_fn: maps logits to predictions (e.g. `tf.exp`).
+        name: prefixes the metric keys (`<metric>/<name>`) when given.
+    """
+
+    def __init__(
+        self,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        loss_reduction: str = base_head.SUM_OVER_BATCH_SIZE,
+        loss_fn: Callable[[Any, Any], Any] | None = None,
+        inverse_link_fn: Callable[[Any], Any] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not isinstance(label_dimension, int) or isinstance(label_dimension, bool) or (
+            label_dimension < 1
+        ):
+            raise ValueError(f"label_dimension must be an integer >= 1, got {label_dimension!r}.")
+        self._label_dimension = label_dimension
+        self._weight_column = weight_column
+        self._loss_reduction = base_head.check_loss_reduction(loss_reduction)
+        self._loss_fn = loss_fn
+        self._inverse_link_fn = inverse_link_fn
+        self._name = name
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    @property
+    def logits_dimension(self) -> int:
+        return self._label_dimension
+
+    @property
+    def loss_reduction(self) -> str:
+        return self._loss_reduction
+
+    def _labels(self, labels: Any) -> tf.Tensor:
+        if labels is None:
+            raise ValueError(
+                "RegressionHead needs labels in TRAIN and EVAL mode, got None. Return "
+                "(features, labels) from input_fn."
+            )
+        labels = tf.convert_to_tensor(labels)
+        if labels.dtype == tf.string:
+            raise ValueError("Regression labels must be numbers, got string labels.")
+        return tf.reshape(tf.cast(labels, tf.float32), [-1, self._label_dimension])
+
+    def _logits(self, logits: Any) -> tf.Tensor:
+        return tf.reshape(tf.cast(logits, tf.float32), [-1, self._label_dimension])
+
+    def unreduced_loss(self, labels: Any, logits: Any) -> tf.Tensor:
+        labels, logits = self._labels(labels), self._logits(logits)
+        if self._loss_fn is not None:
+            return tf.cast(self._loss_fn(labels, logits), tf.float32)
+        return tf.math.squared_difference(logits, labels)
+
+    def loss(
+        self,
+        labels: Any,
+        logits: Any,
+        features: Any = None,
+        mode: str | None = None,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> tf.Tensor:
+        unreduced = self.unreduced_loss(labels, logits)
+        weights = base_head.example_weights(features, self._weight_column, tf.shape(logits)[0])
+        loss = base_head.reduce_loss(unreduced, weights, self._loss_reduction)
+        return base_head.add_regularization(loss, regularization_losses)
+
+    def predictions(self, logits: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
+        logits = self._logits(logits)
+        if self._inverse_link_fn is None:
+            predictions = {PREDICTIONS: logits}
+        else:
+            predictions = {PREDICTIONS: self._inverse_link_fn(logits), LOGITS: logits}
+        if keys is None:
+            return predictions
+        unknown = sorted(set(keys) - set(predictions))
+        if unknown:
+            raise ValueError(
+                f"Unknown prediction keys {unknown}; this head predicts {sorted(predictions)}."
+            )
+        return {k: predictions[k] for k in keys}
+
+    def metrics(self, regularization_losses: Sequence[Any] | None = None) -> dict[str, Any]:
+        return {
+            self._key(name): base_head.mean_metric(name)
+            for name in ("average_loss", "prediction/mean", "label/mean")
+        }
+
+    def update_metrics(
+        self,
+        eval_metrics: dict[str, Any],
+        features: Any,
+        logits: Any,
+        labels: Any,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> dict[str, Any]:
+        weights = base_head.example_weights(features, self._weight_column, tf.shape(logits)[0])
+        eval_metrics[self._key("average_loss")].update_state(
+            self.unreduced_loss(labels, logits), weights
+        )
+        eval_metrics[self._key("prediction/mean")].update_state(
+            self.predictions(logits)[PREDICTIONS], weights
+        )
+        eval_metrics[self._key("label/mean")].update_state(self._labels(labels), weights)
+        return eval_metrics
+
+    def export_outputs(self, predictions: Mapping[str, Any]) -> dict[str, Any]:
+        predict = export_outputs.PredictOutput(dict(predictions))
+        if self._label_dimension != 1:
+            return {DEFAULT_SERVING_KEY: predict, PREDICT_SERVING_KEY: predict}
+        regression = export_outputs.RegressionOutput(
+            value=tf.reshape(predictions[PREDICTIONS], [-1])
+        )
+        return {
+            DEFAULT_SERVING_KEY: regression,
+            REGRESS_SERVING_KEY: regression,
+            PREDICT_SERVING_KEY: predict,
+        }
+
+    def _key(self, metric: str) -> str:
+        return f"{metric}/{self._name}" if self._name else metric
+
+
+class PoissonRegressionHead(RegressionHead):
+    """Poisson loss on log-rate logits; predictions are `exp(logits)`.
+
+    Args:
+        compute_full_loss: add Stirling's approximation of `log(labels!)`, as
+            `tf.nn.log_poisson_loss(compute_full_loss=True)` does.
+    """
+
+    def __init__(
+        self,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        loss_reduction: str = base_head.SUM_OVER_BATCH_SIZE,
+        compute_full_loss: bool = True,
+        name: str | None = None,
+    ) -> None:
+        def poisson_loss(labels: Any, logits: Any) -> Any:
+            return tf.nn.log_poisson_loss(
+                targets=labels, log_input=logits, compute_full_loss=compute_full_loss
+            )
+
+        super().__init__(
+            label_dimension,
+            weight_column,
+            loss_reduction,
+            loss_fn=poisson_loss,
+            inverse_link_fn=tf.exp,
+            name=name,
+        )
+
+
+class LogisticRegressionHead(RegressionHead):
+    """Sigmoid cross-entropy to labels in [0, 1]; predictions are `sigmoid(logits)`."""
+
+    def __init__(
+        self,
+        weight_column: Any = None,
+        loss_reduction: str = base_head.SUM_OVER_BATCH_SIZE,
+        name: str | None = None,
+    ) -> None:
+        def logistic_loss(labels: Any, logits: Any) -> Any:
+            check = tf.debugging.assert_less_equal(
+                tf.abs(labels - 0.5), 0.5, message="Labels must be in [0, 1]."
+            )
+            with tf.control_dependencies([check]):
+                return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
+
+        super().__init__(
+            1,
+            weight_column,
+            loss_reduction,
+            loss_fn=logistic_loss,
+            inverse_link_fn=tf.sigmoid,
+            name=name,
+        )

@@ -1,0 +1,181 @@
+"""Premade estimators side by side: tf.estimator 2.15 against keras_estimator.
+
+Each round runs the same script twice, one process each: with plain
+TensorFlow 2.15.1 + tensorflow-estimator 2.15.0 in the reference venv
+(`_ref_venv.py`; set KERAS_ESTIMATOR_REF_VENV to reuse one), and here after
+`keras_estimator.install()`, so the code is the same `tf.estimator.*` calls
+(which goes first alternates by round). Per estimator it times
+`train(steps=N)` after a 200-step warm-up, and reports the evaluation metric
+at equal steps on held-out rows of the bundled iris data:
+
+* DNNClassifier, hidden_units [30, 10], 3 classes: accuracy;
+* DNNRegressor, hidden_units [16], petal width from the other three
+  measurements: average loss.
+
+Both use optimizer 'Adam'. With the default Adagrad at 0.001, a few
+thousand steps leave these unscaled inputs under-trained, and the metric
+then depends on the initial weights, which differ between the two
+TensorFlow versions (DNNRegressor over seeds 1-5, 3200 steps: 2.15 gave
+average losses 0.17 to 12.1, this package 0.07 to 0.25).
+
+    python benchmarks/bench_premade.py [--train-steps 3000] [--rounds 3]
+
+Prints a table of medians over rounds and the ratio ours / 2.15 of train
+steps per second (each ratio taken within a round), then one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent))
+
+IRIS = REPO / "keras_estimator" / "data" / "iris.csv"
+WARMUP_STEPS = 200
+LAUNCHER = (
+    "import keras_estimator, runpy, sys; keras_estimator.install(); "
+    "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+)
+
+
+def worker(train_steps: int) -> dict:
+    """Runs in either implementation; `tf.estimator` is whichever is installed."""
+    import numpy as np
+    import tensorflow as tf
+
+    rows = np.loadtxt(IRIS, delimiter=",", skiprows=1, dtype=np.float32)
+    rows = rows[np.random.RandomState(0).permutation(len(rows))]
+    names = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+    x = {name: rows[:, i] for i, name in enumerate(names)}
+    classes = rows[:, 4].astype(np.int64)
+
+    def dataset(features, labels, start, stop, training):
+        data = tf.data.Dataset.from_tensor_slices(
+            ({k: v[start:stop] for k, v in features.items()}, labels[start:stop])
+        )
+        return data.shuffle(stop - start, seed=1).repeat().batch(16) if training else data.batch(30)
+
+    results = {}
+    regression_x = {k: v for k, v in x.items() if k != "petal_width"}
+    cases = {
+        "DNNClassifier": (
+            lambda d: tf.estimator.DNNClassifier(
+                hidden_units=[30, 10],
+                feature_columns=[tf.feature_column.numeric_column(n) for n in names],
+                n_classes=3,
+                optimizer="Adam",
+                model_dir=d,
+                config=tf.estimator.RunConfig(tf_random_seed=1),
+            ),
+            x,
+            classes,
+            "accuracy",
+        ),
+        "DNNRegressor": (
+            lambda d: tf.estimator.DNNRegressor(
+                hidden_units=[16],
+                feature_columns=[tf.feature_column.numeric_column(n) for n in regression_x],
+                optimizer="Adam",
+                model_dir=d,
+                config=tf.estimator.RunConfig(tf_random_seed=1),
+            ),
+            regression_x,
+            x["petal_width"],
+            "average_loss",
+        ),
+    }
+    for name, (make, features, labels, metric) in cases.items():
+        estimator = make(tempfile.mkdtemp())
+
+        def train_input(features=features, labels=labels):
+            return dataset(features, labels, 0, 120, True)
+
+        def eval_input(features=features, labels=labels):
+            return dataset(features, labels, 120, 150, False)
+
+        estimator.train(train_input, steps=WARMUP_STEPS)
+        start = time.perf_counter()
+        estimator.train(train_input, steps=train_steps)
+        seconds = time.perf_counter() - start
+        evaluation = estimator.evaluate(eval_input)
+        results[name] = {
+            "train_steps_per_sec": train_steps / seconds,
+            metric: float(evaluation[metric]),
+            "global_step": int(evaluation["global_step"]),
+        }
+    return results
+
+
+def _run(python: str, ours: bool, train_steps: int) -> dict:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
+    script = [str(HERE), "--worker", "--train-steps", str(train_steps)]
+    command = [python, "-c", LAUNCHER, *script] if ours else [python, *script]
+    completed = subprocess.run(
+        command, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800, check=False
+    )
+    for line in completed.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT ") :])
+    raise RuntimeError(
+        f"{'keras_estimator' if ours else 'tf.estimator 2.15'} run failed:\n"
+        + completed.stderr[-3000:]
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--train-steps", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        print("RESULT " + json.dumps(worker(args.train_steps)))
+        return 0
+
+    import _ref_venv
+
+    reference = _ref_venv.ensure_reference_python()
+    rounds = []
+    for index in range(args.rounds):
+        order = [False, True] if index % 2 == 0 else [True, False]
+        results = {ours: _run(sys.executable if ours else reference, ours, args.train_steps)
+                   for ours in order}
+        rounds.append({"ours": results[True], "reference": results[False]})
+
+    print(f"{args.train_steps} train steps after {WARMUP_STEPS}; medians of {args.rounds} rounds")
+    print(f"{'estimator':<16} {'2.15 steps/s':>13} {'ours steps/s':>13} {'ratio':>16}   metric")
+    summary = {}
+    for name in rounds[0]["ours"]:
+        metric = next(k for k in rounds[0]["ours"][name] if k not in (
+            "train_steps_per_sec", "global_step"))
+        ratios = [r["ours"][name]["train_steps_per_sec"] / r["reference"][name][
+            "train_steps_per_sec"] for r in rounds]
+        ref_rate = statistics.median(r["reference"][name]["train_steps_per_sec"] for r in rounds)
+        our_rate = statistics.median(r["ours"][name]["train_steps_per_sec"] for r in rounds)
+        ref_metric = statistics.median(r["reference"][name][metric] for r in rounds)
+        our_metric = statistics.median(r["ours"][name][metric] for r in rounds)
+        ratio = statistics.median(ratios)
+        print(
+            f"{name:<16} {ref_rate:>13,.0f} {our_rate:>13,.0f} "
+            f"{ratio:>6.2f}x ({min(ratios):.2f}-{max(ratios):.2f})   "
+            f"{metric} 2.15 {ref_metric:.4f}, ours {our_metric:.4f}"
+        )
+        summary[name] = {"ratio": ratio, "ratios": ratios, "metric": metric,
+                         "reference_metric": ref_metric, "ours_metric": our_metric,
+                         "reference_steps_per_sec": ref_rate, "ours_steps_per_sec": our_rate}
+    print(json.dumps({"train_steps": args.train_steps, "results": summary, "rounds": rounds}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -125,6 +125,49 @@ class Head:
         raise NotImplementedError
 
 
+class WeightedHead(Head):
+    """What the single heads share: a name, example weights, the reduced loss.
+
+    Subclasses set `_name`, `_weight_column` and `_loss_reduction` and
+    implement `unreduced_loss(labels, logits)` (one loss per label value).
+    """
+
+    _name: str | None
+    _weight_column: Any
+    _loss_reduction: str
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    @property
+    def loss_reduction(self) -> str:
+        return self._loss_reduction
+
+    def unreduced_loss(self, labels: Any, logits: Any) -> tf.Tensor:
+        raise NotImplementedError
+
+    def weights(self, features: Any, logits: Any) -> tf.Tensor:
+        """Each example's weight from `weight_column` (1 without one)."""
+        return example_weights(features, self._weight_column, tf.shape(logits)[0])
+
+    def loss(
+        self,
+        labels: Any,
+        logits: Any,
+        features: Any = None,
+        mode: str | None = None,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> tf.Tensor:
+        unreduced = self.unreduced_loss(labels, logits)
+        loss = reduce_loss(unreduced, self.weights(features, logits), self._loss_reduction)
+        return add_regularization(loss, regularization_losses)
+
+    def key(self, metric: str) -> str:
+        """A metric's key: `<metric>/<name>` for a named head."""
+        return f"{metric}/{self._name}" if self._name else metric
+
+
 def check_loss_reduction(loss_reduction: Any) -> str:
     if loss_reduction not in _REDUCTIONS:
         raise ValueError(

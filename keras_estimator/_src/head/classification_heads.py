@@ -36,7 +36,7 @@ ALL_CLASS_IDS = "all_class_ids"
 ALL_CLASSES = "all_classes"
 
 
-class MultiClassHead(base_head.Head):
+class MultiClassHead(base_head.WeightedHead):
     """Softmax cross-entropy over `n_classes` classes.
 
     Args:
@@ -72,21 +72,13 @@ class MultiClassHead(base_head.Head):
         self._name = name
 
     @property
-    def name(self) -> str | None:
-        return self._name
-
-    @property
     def logits_dimension(self) -> int:
         return self._n_classes
-
-    @property
-    def loss_reduction(self) -> str:
-        return self._loss_reduction
 
     def _label_ids(self, labels: Any) -> tf.Tensor:
         return _label_ids(labels, self._vocabulary, self._n_classes)
 
-    def _unreduced_loss(self, labels: Any, logits: Any) -> tf.Tensor:
+    def unreduced_loss(self, labels: Any, logits: Any) -> tf.Tensor:
         ids = self._label_ids(labels)
         if self._loss_fn is not None:
             return tf.reshape(tf.cast(self._loss_fn(ids, logits), tf.float32), [-1, 1])
@@ -94,19 +86,6 @@ class MultiClassHead(base_head.Head):
             labels=tf.reshape(ids, [-1]), logits=tf.cast(logits, tf.float32)
         )
         return tf.reshape(loss, [-1, 1])
-
-    def loss(
-        self,
-        labels: Any,
-        logits: Any,
-        features: Any = None,
-        mode: str | None = None,
-        regularization_losses: Sequence[Any] | None = None,
-    ) -> tf.Tensor:
-        unreduced = self._unreduced_loss(labels, logits)
-        weights = base_head.example_weights(features, self._weight_column, tf.shape(logits)[0])
-        loss = base_head.reduce_loss(unreduced, weights, self._loss_reduction)
-        return base_head.add_regularization(loss, regularization_losses)
 
     def predictions(self, logits: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
         logits = tf.cast(logits, tf.float32)
@@ -126,8 +105,8 @@ class MultiClassHead(base_head.Head):
 
     def metrics(self, regularization_losses: Sequence[Any] | None = None) -> dict[str, Any]:
         return {
-            self._key("average_loss"): base_head.mean_metric("average_loss"),
-            self._key("accuracy"): keras.metrics.Accuracy(name="accuracy"),
+            self.key("average_loss"): base_head.mean_metric("average_loss"),
+            self.key("accuracy"): keras.metrics.Accuracy(name="accuracy"),
         }
 
     def update_metrics(
@@ -138,11 +117,11 @@ class MultiClassHead(base_head.Head):
         labels: Any,
         regularization_losses: Sequence[Any] | None = None,
     ) -> dict[str, Any]:
-        weights = base_head.example_weights(features, self._weight_column, tf.shape(logits)[0])
-        unreduced = self._unreduced_loss(labels, logits)
-        eval_metrics[self._key("average_loss")].update_state(unreduced, weights)
+        weights = self.weights(features, logits)
+        unreduced = self.unreduced_loss(labels, logits)
+        eval_metrics[self.key("average_loss")].update_state(unreduced, weights)
         class_ids = tf.argmax(tf.cast(logits, tf.float32), axis=-1)[:, tf.newaxis]
-        eval_metrics[self._key("accuracy")].update_state(
+        eval_metrics[self.key("accuracy")].update_state(
             self._label_ids(labels), class_ids, weights
         )
         return eval_metrics
@@ -157,11 +136,9 @@ class MultiClassHead(base_head.Head):
             PREDICT_SERVING_KEY: export_outputs.PredictOutput(dict(predictions)),
         }
 
-    def _key(self, metric: str) -> str:
-        return f"{metric}/{self._name}" if self._name else metric
 
 
-class BinaryClassHead(base_head.Head):
+class BinaryClassHead(base_head.WeightedHead):
     """Sigmoid cross-entropy on one logit per example.
 
     Args:
@@ -199,39 +176,18 @@ class BinaryClassHead(base_head.Head):
         self._name = name
 
     @property
-    def name(self) -> str | None:
-        return self._name
-
-    @property
     def logits_dimension(self) -> int:
         return 1
-
-    @property
-    def loss_reduction(self) -> str:
-        return self._loss_reduction
 
     def _labels01(self, labels: Any) -> tf.Tensor:
         return tf.cast(_label_ids(labels, self._vocabulary, 2), tf.float32)
 
-    def _unreduced_loss(self, labels: Any, logits: Any) -> tf.Tensor:
+    def unreduced_loss(self, labels: Any, logits: Any) -> tf.Tensor:
         labels01 = self._labels01(labels)
         logits = tf.reshape(tf.cast(logits, tf.float32), [-1, 1])
         if self._loss_fn is not None:
             return tf.reshape(tf.cast(self._loss_fn(labels01, logits), tf.float32), [-1, 1])
         return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels01, logits=logits)
-
-    def loss(
-        self,
-        labels: Any,
-        logits: Any,
-        features: Any = None,
-        mode: str | None = None,
-        regularization_losses: Sequence[Any] | None = None,
-    ) -> tf.Tensor:
-        unreduced = self._unreduced_loss(labels, logits)
-        weights = base_head.example_weights(features, self._weight_column, tf.shape(logits)[0])
-        loss = base_head.reduce_loss(unreduced, weights, self._loss_reduction)
-        return base_head.add_regularization(loss, regularization_losses)
 
     def predictions(self, logits: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
         logits = tf.reshape(tf.cast(logits, tf.float32), [-1, 1])
@@ -252,7 +208,7 @@ class BinaryClassHead(base_head.Head):
         return _select(predictions, keys)
 
     def metrics(self, regularization_losses: Sequence[Any] | None = None) -> dict[str, Any]:
-        key = self._key
+        key = self.key
         metrics: dict[str, Any] = {
             key("average_loss"): base_head.mean_metric("average_loss"),
             key("accuracy"): keras.metrics.Accuracy(name="accuracy"),
@@ -286,14 +242,14 @@ class BinaryClassHead(base_head.Head):
         labels: Any,
         regularization_losses: Sequence[Any] | None = None,
     ) -> dict[str, Any]:
-        key = self._key
-        weights = base_head.example_weights(features, self._weight_column, tf.shape(logits)[0])
+        key = self.key
+        weights = self.weights(features, logits)
         labels01 = self._labels01(labels)
         predictions = self.predictions(logits)
         logistic = predictions[LOGISTIC]
         class_ids = tf.cast(predictions[CLASS_IDS], tf.float32)
         eval_metrics[key("average_loss")].update_state(
-            self._unreduced_loss(labels, logits), weights
+            self.unreduced_loss(labels, logits), weights
         )
         eval_metrics[key("accuracy")].update_state(labels01, class_ids, weights)
         eval_metrics[key("precision")].update_state(labels01, class_ids, weights)
@@ -326,8 +282,6 @@ class BinaryClassHead(base_head.Head):
             PREDICT_SERVING_KEY: export_outputs.PredictOutput(dict(predictions)),
         }
 
-    def _key(self, metric: str) -> str:
-        return f"{metric}/{self._name}" if self._name else metric
 
 
 def _check_vocabulary(vocabulary: Sequence[str] | None, n_classes: int) -> tuple[str, ...] | None:

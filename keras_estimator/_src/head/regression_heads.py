@@ -25,7 +25,7 @@ PREDICTIONS = "predictions"
 LOGITS = "logits"
 
 
-class RegressionHead(base_head.Head):
+class RegressionHead(base_head.WeightedHead):
     """Mean squared error on `label_dimension` values per example.
 
     Args:
@@ -59,16 +59,8 @@ class RegressionHead(base_head.Head):
         self._name = name
 
     @property
-    def name(self) -> str | None:
-        return self._name
-
-    @property
     def logits_dimension(self) -> int:
         return self._label_dimension
-
-    @property
-    def loss_reduction(self) -> str:
-        return self._loss_reduction
 
     def _labels(self, labels: Any) -> tf.Tensor:
         if labels is None:
@@ -90,19 +82,6 @@ class RegressionHead(base_head.Head):
             return tf.cast(self._loss_fn(labels, logits), tf.float32)
         return tf.math.squared_difference(logits, labels)
 
-    def loss(
-        self,
-        labels: Any,
-        logits: Any,
-        features: Any = None,
-        mode: str | None = None,
-        regularization_losses: Sequence[Any] | None = None,
-    ) -> tf.Tensor:
-        unreduced = self.unreduced_loss(labels, logits)
-        weights = base_head.example_weights(features, self._weight_column, tf.shape(logits)[0])
-        loss = base_head.reduce_loss(unreduced, weights, self._loss_reduction)
-        return base_head.add_regularization(loss, regularization_losses)
-
     def predictions(self, logits: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
         logits = self._logits(logits)
         if self._inverse_link_fn is None:
@@ -120,7 +99,7 @@ class RegressionHead(base_head.Head):
 
     def metrics(self, regularization_losses: Sequence[Any] | None = None) -> dict[str, Any]:
         return {
-            self._key(name): base_head.mean_metric(name)
+            self.key(name): base_head.mean_metric(name)
             for name in ("average_loss", "prediction/mean", "label/mean")
         }
 
@@ -132,14 +111,14 @@ class RegressionHead(base_head.Head):
         labels: Any,
         regularization_losses: Sequence[Any] | None = None,
     ) -> dict[str, Any]:
-        weights = base_head.example_weights(features, self._weight_column, tf.shape(logits)[0])
-        eval_metrics[self._key("average_loss")].update_state(
+        weights = self.weights(features, logits)
+        eval_metrics[self.key("average_loss")].update_state(
             self.unreduced_loss(labels, logits), weights
         )
-        eval_metrics[self._key("prediction/mean")].update_state(
+        eval_metrics[self.key("prediction/mean")].update_state(
             self.predictions(logits)[PREDICTIONS], weights
         )
-        eval_metrics[self._key("label/mean")].update_state(self._labels(labels), weights)
+        eval_metrics[self.key("label/mean")].update_state(self._labels(labels), weights)
         return eval_metrics
 
     def export_outputs(self, predictions: Mapping[str, Any]) -> dict[str, Any]:
@@ -155,8 +134,6 @@ class RegressionHead(base_head.Head):
             PREDICT_SERVING_KEY: predict,
         }
 
-    def _key(self, metric: str) -> str:
-        return f"{metric}/{self._name}" if self._name else metric
 
 
 class PoissonRegressionHead(RegressionHead):

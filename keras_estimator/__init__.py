@@ -28,9 +28,17 @@ from keras_estimator._src.base.session_run_hook import SessionRunHook as Session
 from keras_estimator._src.base.session_run_hook import (
     SessionRunValues as SessionRunValues,
 )
+from keras_estimator._src.canned.baseline import (
+    BaselineClassifier as BaselineClassifier,
+)
+from keras_estimator._src.canned.baseline import BaselineEstimator as BaselineEstimator
+from keras_estimator._src.canned.baseline import BaselineRegressor as BaselineRegressor
 from keras_estimator._src.canned.dnn import DNNClassifier as DNNClassifier
 from keras_estimator._src.canned.dnn import DNNEstimator as DNNEstimator
 from keras_estimator._src.canned.dnn import DNNRegressor as DNNRegressor
+from keras_estimator._src.canned.linear import LinearClassifier as LinearClassifier
+from keras_estimator._src.canned.linear import LinearEstimator as LinearEstimator
+from keras_estimator._src.canned.linear import LinearRegressor as LinearRegressor
 from keras_estimator._src.checkpoint.warm_start import VocabInfo as VocabInfo
 from keras_estimator._src.checkpoint.warm_start import (
     WarmStartSettings as WarmStartSettings,

@@ -26,6 +26,10 @@ DNN_CASES = [
     "dnn_classifier_vocab_weight",
     "dnn_regressor",
     "dnn_estimator_binary_thresholds",
+    "linear_classifier_binary",
+    "linear_regressor",
+    "baseline_classifier",
+    "baseline_regressor",
 ]
 
 
@@ -50,8 +54,15 @@ def _column(spec):
         return tf.feature_column.categorical_column_with_hash_bucket(
             spec["key"], spec["hash_bucket_size"], dtype=tf.as_dtype(spec["dtype"])
         )
+    if kind == "categorical_column_with_identity":
+        return tf.feature_column.categorical_column_with_identity(
+            spec["key"], spec["num_buckets"], default_value=spec["default_value"]
+        )
     if kind == "indicator_column":
         return tf.feature_column.indicator_column(_column(spec["categorical_column"]))
+    if kind == "crossed_column":
+        keys = [k if isinstance(k, str) else _column(k) for k in spec["keys"]]
+        return tf.feature_column.crossed_column(keys, spec["hash_bucket_size"])
     if kind == "embedding_column":
         return tf.feature_column.embedding_column(
             _column(spec["categorical_column"]), spec["dimension"], combiner=spec["combiner"]
@@ -77,7 +88,8 @@ def _case(name):
 def _estimator(case, model_dir):
     spec = case["estimator"]
     args = dict(spec["args"])
-    args["feature_columns"] = [_column(c) for c in args["feature_columns"]]
+    if "feature_columns" in args:
+        args["feature_columns"] = [_column(c) for c in args["feature_columns"]]
     if "head" in args:
         args["head"] = _head(args["head"])
     if "optimizer" in args:

@@ -56,5 +56,7 @@ def test_other_names_keep_pythons_message():
 
 
 def test_a_premade_name_says_what_to_do_instead():
-    with pytest.raises(AttributeError, match=r"LinearClassifier.*model_fn.*Estimator\(model_fn"):
-        keras_estimator.LinearClassifier  # noqa: B018
+    with pytest.raises(
+        AttributeError, match=r"DNNLinearCombinedClassifier.*model_fn.*Estimator\(model_fn"
+    ):
+        keras_estimator.DNNLinearCombinedClassifier  # noqa: B018

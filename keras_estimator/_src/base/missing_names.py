@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 _PREMADE = (
-    "this premade estimator or head is not provided yet (DNNClassifier, "
-    "DNNRegressor, DNNEstimator and the single heads are). Meanwhile write a "
+    "this premade estimator or head is not provided yet (the DNN, Linear and "
+    "Baseline estimators and the single heads are). Meanwhile write a "
     "model_fn (feature columns through tf.compat.v1.feature_column.input_layer, "
     "Keras or tf.compat.v1.layers layers, a loss and an optimizer's minimize) "
     "and pass it to keras_estimator.Estimator(model_fn=...)"
@@ -54,11 +54,17 @@ _PREMADE_NAMES = (
     "RegressionHead",
 )
 _PROVIDED = (
+    "BaselineClassifier",
+    "BaselineEstimator",
+    "BaselineRegressor",
     "BinaryClassHead",
     "DNNClassifier",
     "DNNEstimator",
     "DNNRegressor",
     "Head",
+    "LinearClassifier",
+    "LinearEstimator",
+    "LinearRegressor",
     "LogisticRegressionHead",
     "MultiClassHead",
     "PoissonRegressionHead",
@@ -66,8 +72,8 @@ _PROVIDED = (
 )
 _V1_CANNED = (
     "the tf.compat.v1.estimator premade estimators (v1 optimizers, summed "
-    "losses) are not provided yet; tf.estimator's DNNClassifier, DNNRegressor "
-    "and DNNEstimator are, and restore model_dirs their 2.15 versions wrote"
+    "losses) are not provided yet; tf.estimator's DNN, Linear and Baseline "
+    "estimators are, and restore model_dirs their 2.15 versions wrote"
 )
 _TOP = {
     **{name: _PREMADE for name in _PREMADE_NAMES if name not in _PROVIDED},
@@ -87,9 +93,20 @@ MISSING: dict[str, dict[str, str]] = {
     "keras_estimator.experimental": _EXPERIMENTAL,
     "keras_estimator.compat.estimator": {
         **_TOP,
-        "DNNClassifier": _V1_CANNED,
-        "DNNEstimator": _V1_CANNED,
-        "DNNRegressor": _V1_CANNED,
+        **dict.fromkeys(
+            [
+                "BaselineClassifier",
+                "BaselineEstimator",
+                "BaselineRegressor",
+                "DNNClassifier",
+                "DNNEstimator",
+                "DNNRegressor",
+                "LinearClassifier",
+                "LinearEstimator",
+                "LinearRegressor",
+            ],
+            _V1_CANNED,
+        ),
         "tpu": _TPU,
     },
     "keras_estimator.compat.estimator.experimental": {

@@ -86,6 +86,9 @@ TABLE: tuple[PublicName, ...] = tuple(
     for name, target, namespaces in (
         # tf.estimator / tf.compat.v1.estimator
         ("BestExporter", f"{_SRC}.export.best_exporter:BestExporter", _BOTH),
+        ("BaselineClassifier", f"{_SRC}.canned.baseline:BaselineClassifier", (ESTIMATOR,)),
+        ("BaselineEstimator", f"{_SRC}.canned.baseline:BaselineEstimator", (ESTIMATOR,)),
+        ("BaselineRegressor", f"{_SRC}.canned.baseline:BaselineRegressor", (ESTIMATOR,)),
         ("BinaryClassHead", f"{_SRC}.head.classification_heads:BinaryClassHead", _BOTH),
         ("DNNClassifier", f"{_SRC}.canned.dnn:DNNClassifier", (ESTIMATOR,)),
         ("DNNEstimator", f"{_SRC}.canned.dnn:DNNEstimator", (ESTIMATOR,)),
@@ -96,6 +99,9 @@ TABLE: tuple[PublicName, ...] = tuple(
             f"{_SRC}.head.regression_heads:LogisticRegressionHead",
             _BOTH,
         ),
+        ("LinearClassifier", f"{_SRC}.canned.linear:LinearClassifier", (ESTIMATOR,)),
+        ("LinearEstimator", f"{_SRC}.canned.linear:LinearEstimator", (ESTIMATOR,)),
+        ("LinearRegressor", f"{_SRC}.canned.linear:LinearRegressor", (ESTIMATOR,)),
         ("MultiClassHead", f"{_SRC}.head.classification_heads:MultiClassHead", _BOTH),
         (
             "PoissonRegressionHead",

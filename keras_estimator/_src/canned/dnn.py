@@ -115,7 +115,7 @@ class DNNEstimator(Estimator):
                 f"{type(head).__name__}: {head!r}."
             )
         units = _check_hidden_units(hidden_units)
-        columns = _check_feature_columns(feature_columns)
+        columns = check_feature_columns(feature_columns)
         _check_dropout(dropout)
         # Made now: a Keras optimizer's settings are read eagerly, and a bad
         # name fails here rather than in the first step.
@@ -236,7 +236,7 @@ def _check_hidden_units(hidden_units: Any) -> tuple[int, ...]:
     return units
 
 
-def _check_feature_columns(feature_columns: Any) -> tuple[Any, ...]:
+def check_feature_columns(feature_columns: Any) -> tuple[Any, ...]:
     if feature_columns is None or isinstance(feature_columns, (str, bytes)):
         raise ValueError(
             f"feature_columns must be a list of tf.feature_column columns, got "

@@ -1,0 +1,147 @@
+"""`LinearClassifier`, `LinearRegressor` and `LinearEstimator`, as tf.estimator 2.15 built them.
+
+The model is the feature columns' linear model, one weight vector per column
+and a bias (`linear/linear_model/<column>/weights`,
+`linear/linear_model/bias_weights`), summed into the logits; categorical
+columns' weights are combined by `sparse_combiner`. A name given as the
+optimizer trains at 2.15's rate for linear models, 0.2 (Ftrl by default),
+with tf.keras 2's slots (`canned.optimizers`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator._src.canned import optimizers
+from keras_estimator._src.canned.dnn import check_feature_columns, classification_head
+from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head
+from keras_estimator._src.head.regression_heads import RegressionHead
+
+LEARNING_RATE = 0.2
+_COMBINERS = ("sum", "mean", "sqrtn")
+
+
+def linear_logits(
+    features: Any, feature_columns: Sequence[Any], logits_dimension: int, sparse_combiner: str
+) -> tf.Tensor:
+    """The linear model's logits under 2.15's variable names."""
+    with tf.compat.v1.variable_scope("linear"):
+        return tf.compat.v1.feature_column.linear_model(
+            features,
+            list(feature_columns),
+            units=logits_dimension,
+            sparse_combiner=sparse_combiner,
+        )
+
+
+def linear_model_fn(
+    head: Head, feature_columns: Sequence[Any], optimizer: Any, sparse_combiner: str
+) -> Callable[..., Any]:
+    def model_fn(features: Any, labels: Any, mode: str) -> Any:
+        logits = linear_logits(features, feature_columns, head.logits_dimension, sparse_combiner)
+        return head.create_estimator_spec(
+            features,
+            mode,
+            logits,
+            labels=labels,
+            optimizer=optimizer,
+            trainable_variables=tf.compat.v1.trainable_variables(),
+            update_ops=tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS),
+            regularization_losses=tf.compat.v1.losses.get_regularization_losses(),
+        )
+
+    return model_fn
+
+
+class LinearEstimator(Estimator):
+    """A linear model with a given head; see the module."""
+
+    def __init__(
+        self,
+        head: Head,
+        feature_columns: Sequence[Any],
+        model_dir: str | None = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        sparse_combiner: str = "sum",
+        warm_start_from: Any = None,
+    ) -> None:
+        if not isinstance(head, Head):
+            raise TypeError(
+                f"head must be a keras_estimator Head (MultiClassHead, ...), got "
+                f"{type(head).__name__}: {head!r}."
+            )
+        if sparse_combiner not in _COMBINERS:
+            raise ValueError(
+                f"sparse_combiner must be one of {list(_COMBINERS)}, got {sparse_combiner!r}."
+            )
+        columns = check_feature_columns(feature_columns)
+        canned_optimizer = optimizers.get_optimizer(optimizer, learning_rate=LEARNING_RATE)
+        super().__init__(
+            model_fn=linear_model_fn(head, columns, canned_optimizer, sparse_combiner),
+            model_dir=model_dir,
+            config=config,
+            warm_start_from=warm_start_from,
+        )
+
+
+class LinearClassifier(LinearEstimator):
+    """Classifies into `n_classes` classes; `BinaryClassHead` for 2, else `MultiClassHead`."""
+
+    def __init__(
+        self,
+        feature_columns: Sequence[Any],
+        model_dir: str | None = None,
+        n_classes: int = 2,
+        weight_column: Any = None,
+        label_vocabulary: Sequence[str] | None = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = SUM_OVER_BATCH_SIZE,
+        sparse_combiner: str = "sum",
+    ) -> None:
+        super().__init__(
+            classification_head(n_classes, weight_column, label_vocabulary, loss_reduction),
+            feature_columns,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            config=config,
+            sparse_combiner=sparse_combiner,
+            warm_start_from=warm_start_from,
+        )
+
+
+class LinearRegressor(LinearEstimator):
+    """Predicts `label_dimension` values with a `RegressionHead`."""
+
+    def __init__(
+        self,
+        feature_columns: Sequence[Any],
+        model_dir: str | None = None,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = SUM_OVER_BATCH_SIZE,
+        sparse_combiner: str = "sum",
+    ) -> None:
+        head = RegressionHead(
+            label_dimension=label_dimension,
+            weight_column=weight_column,
+            loss_reduction=loss_reduction,
+        )
+        super().__init__(
+            head,
+            feature_columns,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            config=config,
+            sparse_combiner=sparse_combiner,
+            warm_start_from=warm_start_from,
+        )

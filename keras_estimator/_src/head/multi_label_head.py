@@ -1,0 +1,419 @@
+"""`MultiLabelHead`: zero or more of `n_classes` labels per example.
+
+With tf.estimator 2.15's semantics: the per-example loss is the mean over
+classes of the sigmoid cross-entropy (shape [batch, 1]), weighted and reduced
+like every head's. Labels are a multi-hot [batch, n_classes] tensor, a
+`SparseTensor` of class ids, or, with `label_vocabulary`, a `SparseTensor`
+of class names. Predictions: `logits`, `probabilities` (the sigmoid) and
+`classes` (every class name, per example). Metrics: `average_loss`, `auc`,
+`auc_precision_recall`, `regularization_loss` when regularization losses are
+given (an empty list counts as none, as the canned estimators pass one), per
+threshold `accuracy|precision|recall/positive_threshold_<t>`, and per class
+of `classes_for_class_based_metrics` `probability_mean/<c>`, `auc/<c>` and
+`auc_precision_recall/<c>` (`<c>` is `class<id>`, or the class name with a
+vocabulary). Signatures: `serving_default` and
+`classification` (scores and classes), `predict`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from keras_estimator._src.base import export_outputs
+from keras_estimator._src.base.fn_args import accepts_kwargs, fn_args
+from keras_estimator._src.head import base_head
+from keras_estimator._src.head.base_head import (
+    CLASSIFY_SERVING_KEY,
+    DEFAULT_SERVING_KEY,
+    PREDICT_SERVING_KEY,
+)
+
+LOGITS = "logits"
+PROBABILITIES = "probabilities"
+CLASSES = "classes"
+_PREDICTION_KEYS = (LOGITS, PROBABILITIES, CLASSES)
+
+
+class MultiLabelHead(base_head.WeightedHead):
+    """Sigmoid cross-entropy on each of `n_classes` independent labels.
+
+    Args:
+        n_classes: at least 2.
+        weight_column: a feature key (or numeric column) giving example weights,
+            shape [batch] or [batch, 1].
+        thresholds: probability thresholds, each in (0, 1), at which accuracy,
+            precision and recall are evaluated.
+        label_vocabulary: the class names, in class-id order; labels are then a
+            string `SparseTensor` of names (or still a multi-hot tensor).
+        loss_reduction: "sum_over_batch_size" (default) or "sum".
+        loss_fn: `loss_fn(labels, logits[, features])` returning unreduced
+            [batch, 1] losses from multi-hot int64 labels, instead of the mean
+            sigmoid cross-entropy.
+        classes_for_class_based_metrics: class ids (or, with a vocabulary,
+            names) that get per-class metrics.
+        name: suffixes the metric keys (`<metric>/<name>`) when given.
+
+    Example:
+        ```python
+        head = MultiLabelHead(n_classes=3)
+        estimator = DNNEstimator(head=head, hidden_units=[8], feature_columns=...)
+        ```
+    """
+
+    def __init__(
+        self,
+        n_classes: int,
+        weight_column: Any = None,
+        thresholds: Sequence[float] | None = None,
+        label_vocabulary: Sequence[str] | None = None,
+        loss_reduction: str = base_head.SUM_OVER_BATCH_SIZE,
+        loss_fn: Callable[..., Any] | None = None,
+        classes_for_class_based_metrics: Sequence[int | str] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes < 2:
+            raise ValueError(
+                f"MultiLabelHead needs n_classes >= 2, got {n_classes!r}. For a single "
+                "yes/no label use BinaryClassHead."
+            )
+        self._n_classes = n_classes
+        self._weight_column = weight_column
+        self._thresholds = _check_thresholds(thresholds)
+        self._vocabulary = _check_vocabulary(label_vocabulary, n_classes)
+        self._loss_reduction = base_head.check_loss_reduction(loss_reduction)
+        self._loss_fn = _check_loss_fn(loss_fn)
+        self._class_ids = _class_ids_for_metrics(
+            classes_for_class_based_metrics, self._vocabulary, n_classes
+        )
+        self._name = name
+
+    @property
+    def logits_dimension(self) -> int:
+        return self._n_classes
+
+    def multi_hot_labels(self, labels: Any, logits: Any) -> tf.Tensor:
+        """Labels as an int64 multi-hot tensor shaped like `logits`."""
+        if labels is None:
+            raise ValueError(
+                "MultiLabelHead needs labels in TRAIN and EVAL mode, got None. "
+                "Return (features, labels) from input_fn."
+            )
+        if isinstance(labels, tf.SparseTensor):
+            multi_hot = self._sparse_to_multi_hot(labels)
+        else:
+            multi_hot = _check_multi_hot(tf.convert_to_tensor(labels))
+        return _check_labels_shape(multi_hot, logits, self._n_classes)
+
+    def _sparse_to_multi_hot(self, labels: tf.SparseTensor) -> tf.Tensor:
+        if labels.dtype == tf.string:
+            if self._vocabulary is None:
+                raise ValueError(
+                    "Labels are strings but no label_vocabulary was given. Pass "
+                    "label_vocabulary=[...] (the class names in id order), or class ids."
+                )
+            ids = _vocabulary_ids(labels.values, self._vocabulary)
+            labels = tf.SparseTensor(labels.indices, ids, labels.dense_shape)
+        elif not labels.dtype.is_integer:
+            raise ValueError(
+                f"SparseTensor labels must hold integer class ids, got {labels.dtype.name}. "
+                "Cast them in input_fn."
+            )
+        else:
+            ids = _check_range(
+                tf.cast(labels.values, tf.int64),
+                self._n_classes,
+                f"SparseTensor labels must be class ids in [0, {self._n_classes}) (n_classes).",
+            )
+            labels = tf.SparseTensor(labels.indices, ids, labels.dense_shape)
+        return tf.cast(tf.sparse.to_indicator(labels, self._n_classes), tf.int64)
+
+    def unreduced_loss(self, labels: Any, logits: Any, features: Any = None) -> tf.Tensor:
+        logits = _check_logits(logits, self._n_classes)
+        multi_hot = self.multi_hot_labels(labels, logits)
+        if self._loss_fn is not None:
+            return _call_loss_fn(self._loss_fn, multi_hot, logits, features)
+        per_class = tf.nn.sigmoid_cross_entropy_with_logits(
+            labels=tf.cast(multi_hot, tf.float32), logits=logits
+        )
+        return tf.reduce_mean(per_class, axis=-1, keepdims=True)
+
+    def loss(
+        self,
+        labels: Any,
+        logits: Any,
+        features: Any = None,
+        mode: str | None = None,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> tf.Tensor:
+        unreduced = self.unreduced_loss(labels, logits, features)
+        weights = self.weights(features, logits)
+        loss = base_head.reduce_loss(unreduced, weights, self._loss_reduction)
+        return base_head.add_regularization(loss, regularization_losses)
+
+    def predictions(self, logits: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
+        if keys:
+            unknown = sorted(set(keys) - set(_PREDICTION_KEYS))
+            if unknown:
+                raise ValueError(
+                    f"Unknown prediction keys {unknown}; MultiLabelHead predicts "
+                    f"{list(_PREDICTION_KEYS)}."
+                )
+        wanted = tuple(keys) if keys else _PREDICTION_KEYS
+        logits = _check_logits(logits, self._n_classes)
+        predictions: dict[str, Any] = {}
+        if LOGITS in wanted:
+            predictions[LOGITS] = logits
+        if PROBABILITIES in wanted:
+            predictions[PROBABILITIES] = tf.sigmoid(logits)
+        if CLASSES in wanted:
+            predictions[CLASSES] = _all_classes(logits, self._vocabulary, self._n_classes)
+        return predictions
+
+    def metrics(self, regularization_losses: Sequence[Any] | None = None) -> dict[str, Any]:
+        key = self.key
+        metrics: dict[str, Any] = {
+            key("average_loss"): base_head.mean_metric("average_loss"),
+            key("auc"): keras.metrics.AUC(num_thresholds=200, name="auc"),
+            key("auc_precision_recall"): keras.metrics.AUC(
+                num_thresholds=200, curve="PR", name="auc_precision_recall"
+            ),
+        }
+        if regularization_losses:
+            metrics[key("regularization_loss")] = base_head.mean_metric("regularization_loss")
+        for threshold in self._thresholds:
+            metrics.update(_threshold_metrics(threshold, key))
+        for class_id in self._class_ids:
+            metrics.update(_class_metrics(self._class_label(class_id), key))
+        return metrics
+
+    def _class_label(self, class_id: int) -> str:
+        if self._vocabulary is None:
+            return f"class{class_id}"
+        return self._vocabulary[class_id]
+
+    def update_metrics(
+        self,
+        eval_metrics: dict[str, Any],
+        features: Any,
+        logits: Any,
+        labels: Any,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> dict[str, Any]:
+        key = self.key
+        logits = _check_logits(logits, self._n_classes)
+        multi_hot = self.multi_hot_labels(labels, logits)
+        weights = self.weights(features, logits)
+        probabilities = tf.sigmoid(logits)
+        eval_metrics[key("average_loss")].update_state(
+            self.unreduced_loss(labels, logits, features), weights
+        )
+        for metric in ("auc", "auc_precision_recall"):
+            eval_metrics[key(metric)].update_state(multi_hot, probabilities, weights)
+        if regularization_losses:
+            eval_metrics[key("regularization_loss")].update_state(
+                tf.add_n(list(regularization_losses))
+            )
+        for threshold in self._thresholds:
+            suffix = f"positive_threshold_{threshold:g}"
+            for metric in ("accuracy", "precision", "recall"):
+                eval_metrics[key(f"{metric}/{suffix}")].update_state(
+                    multi_hot, probabilities, weights
+                )
+        for class_id in self._class_ids:
+            label = self._class_label(class_id)
+            class_probabilities = probabilities[..., class_id : class_id + 1]
+            class_labels = multi_hot[..., class_id : class_id + 1]
+            eval_metrics[key(f"probability_mean/{label}")].update_state(
+                class_probabilities, tf.broadcast_to(weights, tf.shape(class_probabilities))
+            )
+            for metric in ("auc", "auc_precision_recall"):
+                eval_metrics[key(f"{metric}/{label}")].update_state(
+                    class_labels, class_probabilities, weights
+                )
+        return eval_metrics
+
+    def export_outputs(self, predictions: Mapping[str, Any]) -> dict[str, Any]:
+        classification = export_outputs.ClassificationOutput(
+            scores=predictions[PROBABILITIES], classes=predictions[CLASSES]
+        )
+        return {
+            DEFAULT_SERVING_KEY: classification,
+            CLASSIFY_SERVING_KEY: classification,
+            PREDICT_SERVING_KEY: export_outputs.PredictOutput(dict(predictions)),
+        }
+
+
+def _check_thresholds(thresholds: Sequence[float] | None) -> tuple[float, ...]:
+    checked = tuple(float(t) for t in (thresholds or ()))
+    for threshold in checked:
+        if not 0.0 < threshold < 1.0:
+            raise ValueError(
+                f"MultiLabelHead thresholds must be in (0, 1), got {threshold!r} in "
+                f"{list(thresholds or ())}. Give probabilities strictly between 0 and 1."
+            )
+    return checked
+
+
+def _check_vocabulary(vocabulary: Sequence[str] | None, n_classes: int) -> tuple[str, ...] | None:
+    if vocabulary is None:
+        return None
+    if not isinstance(vocabulary, (list, tuple)) or not all(
+        isinstance(v, str) for v in vocabulary
+    ):
+        raise ValueError(
+            f"label_vocabulary must be a list of strings, got {vocabulary!r}. Give "
+            "the class names in class-id order."
+        )
+    if len(vocabulary) != n_classes:
+        raise ValueError(
+            f"label_vocabulary must hold n_classes={n_classes} names, got "
+            f"{len(vocabulary)}: {list(vocabulary)!r}."
+        )
+    return tuple(vocabulary)
+
+
+def _check_loss_fn(loss_fn: Callable[..., Any] | None) -> Callable[..., Any] | None:
+    if loss_fn is None:
+        return None
+    args = set(fn_args(loss_fn))
+    if not {"labels", "logits"} <= args or args - {"labels", "logits", "features"}:
+        raise ValueError(
+            f"loss_fn must take (labels, logits) or (labels, logits, features), got a "
+            f"function of {sorted(args)}. Rename its parameters accordingly."
+        )
+    return loss_fn
+
+
+def _call_loss_fn(
+    loss_fn: Callable[..., Any], labels: tf.Tensor, logits: tf.Tensor, features: Any
+) -> tf.Tensor:
+    kwargs: dict[str, Any] = {"labels": labels, "logits": logits}
+    if "features" in fn_args(loss_fn) or accepts_kwargs(loss_fn):
+        kwargs["features"] = features
+    loss = tf.cast(loss_fn(**kwargs), tf.float32)
+    if loss.shape.rank is not None and loss.shape.rank > 0 and loss.shape[-1] not in (None, 1):
+        raise ValueError(
+            f"loss_fn must return unreduced losses of shape [batch, 1], got shape "
+            f"{loss.shape}. Reduce over the classes inside loss_fn."
+        )
+    return tf.reshape(loss, [-1, 1])
+
+
+def _class_ids_for_metrics(
+    classes: Sequence[int | str] | None, vocabulary: tuple[str, ...] | None, n_classes: int
+) -> tuple[int, ...]:
+    if not classes:
+        return ()
+    ids = []
+    for value in classes:
+        if isinstance(value, str):
+            if vocabulary is None or value not in vocabulary:
+                raise ValueError(
+                    f"classes_for_class_based_metrics names class {value!r}, which is not "
+                    f"in label_vocabulary {list(vocabulary or [])}. Give class ids, or "
+                    "names from label_vocabulary."
+                )
+            ids.append(vocabulary.index(value))
+        elif not 0 <= value < n_classes:
+            raise ValueError(
+                f"classes_for_class_based_metrics must be class ids in [0, {n_classes - 1}], "
+                f"got {value!r}."
+            )
+        else:
+            ids.append(int(value))
+    return tuple(ids)
+
+
+def _check_logits(logits: Any, n_classes: int) -> tf.Tensor:
+    logits = tf.cast(logits, tf.float32)
+    rank = logits.shape.rank
+    if (rank is not None and rank < 2) or logits.shape[-1] not in (None, n_classes):
+        raise ValueError(
+            f"MultiLabelHead logits must have shape [batch, n_classes={n_classes}], got "
+            f"shape {logits.shape}. Make the model's last layer {n_classes} units wide."
+        )
+    return logits
+
+
+def _check_multi_hot(labels: tf.Tensor) -> tf.Tensor:
+    if labels.dtype == tf.string:
+        raise ValueError(
+            "Dense string labels are not supported by MultiLabelHead; pass a "
+            "SparseTensor of class names with label_vocabulary, or multi-hot 0/1 labels."
+        )
+    labels = tf.cast(labels, tf.int64)
+    return _check_range(
+        labels, 2, "MultiLabelHead labels must be a multi-hot tensor of 0s and 1s."
+    )
+
+
+def _check_labels_shape(labels: tf.Tensor, logits: tf.Tensor, n_classes: int) -> tf.Tensor:
+    static = labels.shape
+    wrong_rank = static.rank is not None and static.rank != logits.shape.rank
+    if wrong_rank or (static.rank and static[-1] not in (None, n_classes)):
+        raise ValueError(
+            f"MultiLabelHead labels must have shape [batch, n_classes={n_classes}], got "
+            f"shape {static}. Pass multi-hot labels with one column per class, or a "
+            "SparseTensor of class ids."
+        )
+    check = tf.debugging.assert_equal(
+        tf.shape(labels),
+        tf.shape(logits, out_type=tf.int32),
+        message=f"MultiLabelHead labels must have shape [batch, n_classes={n_classes}].",
+    )
+    with tf.control_dependencies([check]):
+        return tf.identity(labels)
+
+
+def _check_range(values: tf.Tensor, upper: int, message: str) -> tf.Tensor:
+    checks = [
+        tf.debugging.assert_less(values, tf.constant(upper, values.dtype), message=message),
+        tf.debugging.assert_non_negative(values, message=message),
+    ]
+    with tf.control_dependencies(checks):
+        return tf.identity(values)
+
+
+def _vocabulary_ids(names: tf.Tensor, vocabulary: tuple[str, ...]) -> tf.Tensor:
+    matches = tf.equal(names[:, tf.newaxis], tf.constant(vocabulary)[tf.newaxis])
+    check = tf.debugging.assert_equal(
+        tf.reduce_all(tf.reduce_any(matches, axis=-1)),
+        True,
+        message=f"Labels must be in label_vocabulary {list(vocabulary)}.",
+    )
+    with tf.control_dependencies([check]):
+        return tf.argmax(tf.cast(matches, tf.int32), axis=-1, output_type=tf.int64)
+
+
+def _all_classes(logits: tf.Tensor, vocabulary: tuple[str, ...] | None, n_classes: int) -> tf.Tensor:
+    names = vocabulary or tuple(str(i) for i in range(n_classes))
+    return tf.tile(tf.constant([names], tf.string), [tf.shape(logits)[0], 1])
+
+
+def _threshold_metrics(threshold: float, key: Callable[[str], str]) -> dict[str, Any]:
+    suffix = f"positive_threshold_{threshold:g}"
+    return {
+        key(f"accuracy/{suffix}"): keras.metrics.BinaryAccuracy(
+            threshold=threshold, name=f"accuracy/{suffix}"
+        ),
+        key(f"precision/{suffix}"): keras.metrics.Precision(
+            thresholds=threshold, name=f"precision/{suffix}"
+        ),
+        key(f"recall/{suffix}"): keras.metrics.Recall(
+            thresholds=threshold, name=f"recall/{suffix}"
+        ),
+    }
+
+
+def _class_metrics(label: str, key: Callable[[str], str]) -> dict[str, Any]:
+    return {
+        key(f"probability_mean/{label}"): base_head.mean_metric(f"probability_mean/{label}"),
+        key(f"auc/{label}"): keras.metrics.AUC(num_thresholds=200, name=f"auc/{label}"),
+        key(f"auc_precision_recall/{label}"): keras.metrics.AUC(
+            num_thresholds=200, curve="PR", name=f"auc_precision_recall/{label}"
+        ),
+    }

@@ -1,0 +1,435 @@
+"""The `tf.compat.v1.estimator` premade classes: DNN, Linear and Baseline, as 2.15 built them.
+
+They compute the same logits as the V2 classes (`canned.dnn`, `canned.linear`,
+`canned.baseline`) under the same variable names, and differ where 2.15's v1
+classes did:
+- the loss is summed over the batch by default (`loss_reduction`
+  'weighted_sum', i.e. `tf.compat.v1.losses.Reduction.SUM`);
+- they train with `tf.compat.v1.train` optimizers (`canned.v1_optimizers`):
+  by name Adagrad at 0.05 for a DNN, Ftrl at 0.2 for a linear model and 0.3
+  for a baseline, or an optimizer instance, or a callable called in model_fn;
+- their checkpoints hold the v1 slots (`<var>/t_0/Adagrad` in a DNN,
+  `<var>/part_0/Ftrl` and `.../Ftrl_1` in a linear model, `<var>/Ftrl` in a
+  baseline) and no `training/...` settings variables;
+- the constructors take 2.15's v1 signatures, with `input_layer_partitioner`
+  (DNN) and `partitioner` (Linear).
+
+Partitioners are accepted and not applied: they place slices of a variable
+on parameter servers, and one process holds every variable whole. A model_dir
+that 2.15 wrote with several partitions does not restore here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator._src.canned import v1_optimizers
+from keras_estimator._src.canned.baseline import baseline_logits
+from keras_estimator._src.canned.dnn import (
+    check_dropout,
+    check_feature_columns,
+    check_hidden_units,
+    classification_head,
+    dnn_logits,
+)
+from keras_estimator._src.canned.linear import check_sparse_combiner, linear_logits
+from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.head.base_head import SUM, SUM_OVER_BATCH_SIZE, Head
+from keras_estimator._src.head.regression_heads import RegressionHead
+
+logger = logging.getLogger("keras_estimator")
+
+# tf.compat.v1.losses.Reduction's values.
+WEIGHTED_SUM = "weighted_sum"
+_V1_REDUCTIONS = {
+    WEIGHTED_SUM: SUM,
+    "weighted_sum_over_batch_size": SUM_OVER_BATCH_SIZE,
+    # Equal to the mean over elements when every weight is 1.
+    "weighted_mean": None,
+    "weighted_sum_by_nonzero_weights": None,
+}
+
+DNN_LEARNING_RATE = 0.05
+LINEAR_LEARNING_RATE = 0.2
+BASELINE_LEARNING_RATE = 0.3
+
+
+def v1_loss_reduction(loss_reduction: Any, weight_column: Any) -> str:
+    """The head's reduction for a `tf.compat.v1.losses.Reduction` value."""
+    if loss_reduction not in _V1_REDUCTIONS:
+        raise ValueError(
+            f"loss_reduction must be a tf.compat.v1.losses.Reduction other than NONE "
+            f"({sorted(_V1_REDUCTIONS)}), got {loss_reduction!r}."
+        )
+    reduction = _V1_REDUCTIONS[loss_reduction]
+    if reduction is None:
+        if weight_column is not None:
+            raise ValueError(
+                f"loss_reduction={loss_reduction!r} with a weight_column is not "
+                "supported; use tf.compat.v1.losses.Reduction.SUM or "
+                "SUM_OVER_BATCH_SIZE."
+            )
+        reduction = SUM_OVER_BATCH_SIZE
+    return reduction
+
+
+class _V1Training:
+    """How a v1 model trains: its optimizer (made now, or in model_fn if a
+    callable) and where 2.15 put the optimizer's variables."""
+
+    def __init__(
+        self, optimizer: Any, learning_rate: float, slot_prefix: str, scope: str
+    ) -> None:
+        self._spec = optimizer
+        self._learning_rate = learning_rate
+        # A name or an instance is checked now; a callable is called in
+        # model_fn, as 2.15 did, so its learning rate may read the global step.
+        self._optimizer = (
+            None if _deferred(optimizer) else v1_optimizers.get_v1_optimizer(
+                optimizer, learning_rate
+            )
+        )
+        self._slot_prefix = slot_prefix
+        self._scope = scope
+
+    def train_op_fn(self, loss: tf.Tensor) -> Any:
+        optimizer = self._optimizer or v1_optimizers.get_v1_optimizer(
+            self._spec, self._learning_rate
+        )
+        return optimizer.minimize(
+            loss, tf.compat.v1.trainable_variables(), self._slot_prefix, self._scope
+        )
+
+
+def _deferred(optimizer: Any) -> bool:
+    return callable(optimizer) and not isinstance(
+        optimizer, (v1_optimizers.V1Optimizer, tf.compat.v1.train.Optimizer)
+    )
+
+
+def _v1_model_fn(
+    head: Head, logits_fn: Callable[[Any, str], tf.Tensor], training: _V1Training
+) -> Callable[..., Any]:
+    def model_fn(features: Any, labels: Any, mode: str) -> Any:
+        logits = logits_fn(features, mode)
+        return head.create_estimator_spec(
+            features,
+            mode,
+            logits,
+            labels=labels,
+            train_op_fn=training.train_op_fn,
+            update_ops=tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS),
+            regularization_losses=tf.compat.v1.losses.get_regularization_losses(),
+        )
+
+    return model_fn
+
+
+def _check_head(head: Any) -> Head:
+    if not isinstance(head, Head):
+        raise TypeError(
+            f"head must be a keras_estimator Head (MultiClassHead, ...), got "
+            f"{type(head).__name__}: {head!r}."
+        )
+    return head
+
+
+def _ignore_partitioner(argument: str, partitioner: Any) -> None:
+    if partitioner is not None:
+        logger.warning(
+            "%s=%r is ignored: variables are kept whole in one process, as with "
+            "one partition.",
+            argument,
+            partitioner,
+        )
+
+
+class DNNEstimator(Estimator):
+    """`tf.compat.v1.estimator.DNNEstimator`: a feed-forward network with a given head."""
+
+    def __init__(
+        self,
+        head: Head,
+        hidden_units: Sequence[int],
+        feature_columns: Sequence[Any],
+        model_dir: str | None = None,
+        optimizer: Any = "Adagrad",
+        activation_fn: Callable[[Any], Any] = tf.nn.relu,
+        dropout: float | None = None,
+        input_layer_partitioner: Any = None,
+        config: Any = None,
+        warm_start_from: Any = None,
+        batch_norm: bool = False,
+    ) -> None:
+        head = _check_head(head)
+        units = check_hidden_units(hidden_units)
+        columns = check_feature_columns(feature_columns)
+        check_dropout(dropout)
+        _ignore_partitioner("input_layer_partitioner", input_layer_partitioner)
+        training = _V1Training(optimizer, DNN_LEARNING_RATE, "t_0/", "dnn/head/")
+
+        def logits_fn(features: Any, mode: str) -> tf.Tensor:
+            return dnn_logits(
+                features,
+                columns,
+                units,
+                head.logits_dimension,
+                activation_fn,
+                dropout,
+                bool(batch_norm),
+                mode,
+            )
+
+        super().__init__(
+            model_fn=_v1_model_fn(head, logits_fn, training),
+            model_dir=model_dir,
+            config=config,
+            warm_start_from=warm_start_from,
+        )
+
+
+class DNNClassifier(DNNEstimator):
+    """`tf.compat.v1.estimator.DNNClassifier`: `n_classes` classes, loss summed."""
+
+    def __init__(
+        self,
+        hidden_units: Sequence[int],
+        feature_columns: Sequence[Any],
+        model_dir: str | None = None,
+        n_classes: int = 2,
+        weight_column: Any = None,
+        label_vocabulary: Sequence[str] | None = None,
+        optimizer: Any = "Adagrad",
+        activation_fn: Callable[[Any], Any] = tf.nn.relu,
+        dropout: float | None = None,
+        input_layer_partitioner: Any = None,
+        config: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = WEIGHTED_SUM,
+        batch_norm: bool = False,
+    ) -> None:
+        head = classification_head(
+            n_classes,
+            weight_column,
+            label_vocabulary,
+            v1_loss_reduction(loss_reduction, weight_column),
+        )
+        super().__init__(
+            head,
+            hidden_units,
+            feature_columns,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            activation_fn=activation_fn,
+            dropout=dropout,
+            input_layer_partitioner=input_layer_partitioner,
+            config=config,
+            warm_start_from=warm_start_from,
+            batch_norm=batch_norm,
+        )
+
+
+class DNNRegressor(DNNEstimator):
+    """`tf.compat.v1.estimator.DNNRegressor`: `label_dimension` values, loss summed."""
+
+    def __init__(
+        self,
+        hidden_units: Sequence[int],
+        feature_columns: Sequence[Any],
+        model_dir: str | None = None,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        optimizer: Any = "Adagrad",
+        activation_fn: Callable[[Any], Any] = tf.nn.relu,
+        dropout: float | None = None,
+        input_layer_partitioner: Any = None,
+        config: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = WEIGHTED_SUM,
+        batch_norm: bool = False,
+    ) -> None:
+        head = RegressionHead(
+            label_dimension=label_dimension,
+            weight_column=weight_column,
+            loss_reduction=v1_loss_reduction(loss_reduction, weight_column),
+        )
+        super().__init__(
+            head,
+            hidden_units,
+            feature_columns,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            activation_fn=activation_fn,
+            dropout=dropout,
+            input_layer_partitioner=input_layer_partitioner,
+            config=config,
+            warm_start_from=warm_start_from,
+            batch_norm=batch_norm,
+        )
+
+
+class LinearEstimator(Estimator):
+    """`tf.compat.v1.estimator.LinearEstimator`: a linear model with a given head."""
+
+    def __init__(
+        self,
+        head: Head,
+        feature_columns: Sequence[Any],
+        model_dir: str | None = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        partitioner: Any = None,
+        sparse_combiner: str = "sum",
+        warm_start_from: Any = None,
+    ) -> None:
+        head = _check_head(head)
+        check_sparse_combiner(sparse_combiner)
+        columns = check_feature_columns(feature_columns)
+        _ignore_partitioner("partitioner", partitioner)
+        # 2.15 gave a name the flat 0.2, whatever the number of columns.
+        training = _V1Training(optimizer, LINEAR_LEARNING_RATE, "part_0/", "linear/head/")
+
+        def logits_fn(features: Any, mode: str) -> tf.Tensor:
+            return linear_logits(features, columns, head.logits_dimension, sparse_combiner)
+
+        super().__init__(
+            model_fn=_v1_model_fn(head, logits_fn, training),
+            model_dir=model_dir,
+            config=config,
+            warm_start_from=warm_start_from,
+        )
+
+
+class LinearClassifier(LinearEstimator):
+    """`tf.compat.v1.estimator.LinearClassifier`: `n_classes` classes, loss summed."""
+
+    def __init__(
+        self,
+        feature_columns: Sequence[Any],
+        model_dir: str | None = None,
+        n_classes: int = 2,
+        weight_column: Any = None,
+        label_vocabulary: Sequence[str] | None = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        partitioner: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = WEIGHTED_SUM,
+        sparse_combiner: str = "sum",
+    ) -> None:
+        head = classification_head(
+            n_classes,
+            weight_column,
+            label_vocabulary,
+            v1_loss_reduction(loss_reduction, weight_column),
+        )
+        super().__init__(
+            head,
+            feature_columns,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            config=config,
+            partitioner=partitioner,
+            sparse_combiner=sparse_combiner,
+            warm_start_from=warm_start_from,
+        )
+
+
+class LinearRegressor(LinearEstimator):
+    """`tf.compat.v1.estimator.LinearRegressor`: `label_dimension` values, loss summed."""
+
+    def __init__(
+        self,
+        feature_columns: Sequence[Any],
+        model_dir: str | None = None,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        partitioner: Any = None,
+        warm_start_from: Any = None,
+        loss_reduction: str = WEIGHTED_SUM,
+        sparse_combiner: str = "sum",
+    ) -> None:
+        head = RegressionHead(
+            label_dimension=label_dimension,
+            weight_column=weight_column,
+            loss_reduction=v1_loss_reduction(loss_reduction, weight_column),
+        )
+        super().__init__(
+            head,
+            feature_columns,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            config=config,
+            partitioner=partitioner,
+            sparse_combiner=sparse_combiner,
+            warm_start_from=warm_start_from,
+        )
+
+
+class BaselineEstimator(Estimator):
+    """`tf.compat.v1.estimator.BaselineEstimator`: a learned constant with a given head."""
+
+    def __init__(
+        self,
+        head: Head,
+        model_dir: str | None = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+    ) -> None:
+        head = _check_head(head)
+        training = _V1Training(optimizer, BASELINE_LEARNING_RATE, "", "head/")
+
+        def logits_fn(features: Any, mode: str) -> tf.Tensor:
+            return baseline_logits(features, head.logits_dimension)
+
+        super().__init__(
+            model_fn=_v1_model_fn(head, logits_fn, training), model_dir=model_dir, config=config
+        )
+
+
+class BaselineClassifier(BaselineEstimator):
+    """`tf.compat.v1.estimator.BaselineClassifier`: the label distribution, loss summed."""
+
+    def __init__(
+        self,
+        model_dir: str | None = None,
+        n_classes: int = 2,
+        weight_column: Any = None,
+        label_vocabulary: Sequence[str] | None = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        loss_reduction: str = WEIGHTED_SUM,
+    ) -> None:
+        head = classification_head(
+            n_classes,
+            weight_column,
+            label_vocabulary,
+            v1_loss_reduction(loss_reduction, weight_column),
+        )
+        super().__init__(head, model_dir=model_dir, optimizer=optimizer, config=config)
+
+
+class BaselineRegressor(BaselineEstimator):
+    """`tf.compat.v1.estimator.BaselineRegressor`: the label mean, loss summed."""
+
+    def __init__(
+        self,
+        model_dir: str | None = None,
+        label_dimension: int = 1,
+        weight_column: Any = None,
+        optimizer: Any = "Ftrl",
+        config: Any = None,
+        loss_reduction: str = WEIGHTED_SUM,
+    ) -> None:
+        head = RegressionHead(
+            label_dimension=label_dimension,
+            weight_column=weight_column,
+            loss_reduction=v1_loss_reduction(loss_reduction, weight_column),
+        )
+        super().__init__(head, model_dir=model_dir, optimizer=optimizer, config=config)

@@ -7,6 +7,9 @@ runs unmodified in the same process:
 * `tf.compat.v1.estimator` is `keras_estimator.compat.estimator`;
 * `tf.compat.v1.layers` is `keras_estimator.compat.layers`;
 * `tf.keras.estimator.model_to_estimator` is this package's;
+* `tf.keras.layers.DenseFeatures` (also reached as
+  `tf.compat.v1.keras.layers.DenseFeatures`), which Keras 3 dropped, is this
+  package's Keras 3 layer; a Keras that still has one keeps its own;
 * `tf.compat.v1.disable_eager_execution()` and `disable_v2_behavior()` warn
   once and leave eager execution on (see `graph_mode`);
 * the stock hooks and `SessionRunHook` types under `tf.compat.v1.train` are
@@ -40,6 +43,7 @@ import tensorflow as tf
 
 from keras_estimator._src.base import graph_mode as _graph_mode
 from keras_estimator._src.base import public_names
+from keras_estimator._src.feature_column.dense_features import DenseFeatures
 
 logger = logging.getLogger("keras_estimator")
 
@@ -182,7 +186,20 @@ def _wanted_patches() -> list[tuple[Any, str, Any]]:
     tf_keras = _tf_keras_module()
     if tf_keras is not None:
         patches.append((tf_keras, "estimator", compat.keras_estimator))
+        patches.extend(_dense_features_patches(tf_keras))
     return patches
+
+
+def _dense_features_patches(tf_keras: Any) -> list[tuple[Any, str, Any]]:
+    """`tf.keras.layers.DenseFeatures`, only where Keras has none of its own.
+
+    `tf.keras.layers` and `tf.compat.v1.keras.layers` are one module object
+    (Keras 3.15), so one attribute serves both.
+    """
+    layers = getattr(tf_keras, "layers", None)
+    if layers is None or hasattr(layers, "DenseFeatures"):
+        return []
+    return [(layers, "DenseFeatures", DenseFeatures)]
 
 
 def _tf_keras_module() -> Any:

@@ -1,0 +1,1 @@
+"""Feature columns on Keras 3: `DenseFeatures` and the canned parse-example specs."""

@@ -1,0 +1,1 @@
+"""Tests of keras_estimator/_src/feature_column/."""

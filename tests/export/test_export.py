@@ -559,3 +559,54 @@ def test_alias_drops_unservable_alternative_and_saves_outside_variables(
         expected, predictions(trained)["logits"] * 2.0, rtol=1e-5, atol=1e-5
     )
     assert "outside:0, created outside model_fn" in caplog.text
+
+
+def test_lookup_tables_of_a_model_fn_are_saved_and_served(tmp_path):
+    """A vocabulary column's table lives outside the graph; the export keeps it."""
+    color = tf.feature_column.categorical_column_with_vocabulary_list(
+        "color", ["red", "green", "blue"]
+    )
+    columns = [tf.feature_column.indicator_column(color)]
+
+    def vocab_model_fn(features, labels, mode):
+        net = tf.compat.v1.feature_column.input_layer(features, columns)
+        logits = layers.dense(net, 1, use_bias=False)
+        predictions = {"score": logits}
+        if mode == ke.ModeKeys.PREDICT:
+            return ke.EstimatorSpec(mode, predictions=predictions)
+        loss = tf.reduce_mean(tf.square(logits - labels))
+        step = tf.compat.v1.train.get_global_step()
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.5).minimize(loss, step)
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def train_input():
+        features = {"color": tf.constant(["red", "green", "blue", "red"])}
+        labels = tf.constant([[1.0], [2.0], [3.0], [1.0]])
+        return tf.data.Dataset.from_tensors((features, labels)).repeat()
+
+    est = ke.Estimator(vocab_model_fn, model_dir=str(tmp_path / "model"))
+    est.train(train_input, steps=50)
+    spec = tf.feature_column.make_parse_example_spec(columns)
+    export_dir = est.export_saved_model(
+        str(tmp_path / "export"), export.build_parsing_serving_input_receiver_fn(spec)
+    )
+    loaded = tf.saved_model.load(export_dir)
+    examples = [
+        tf.train.Example(
+            features=tf.train.Features(
+                feature={"color": tf.train.Feature(bytes_list=tf.train.BytesList(value=[c]))}
+            )
+        ).SerializeToString()
+        for c in (b"blue", b"red", b"purple")
+    ]
+    served = loaded.signatures["serving_default"](examples=tf.constant(examples))
+    scores = served["score"].numpy().ravel()
+    # Trained to the labels; an unknown color has no weight.
+    np.testing.assert_allclose(scores, [3.0, 1.0, 0.0], atol=0.05)
+    predicted = [
+        p["score"][0]
+        for p in est.predict(
+            lambda: tf.data.Dataset.from_tensors({"color": tf.constant(["blue", "red", "purple"])})
+        )
+    ]
+    np.testing.assert_allclose(scores, predicted, rtol=1e-6)

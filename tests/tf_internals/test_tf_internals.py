@@ -70,6 +70,12 @@ def _make_collective_keys(tmp_path: Path) -> Any:
     return cross_device_utils.CollectiveKeys()
 
 
+def _make_resource_tracker(tmp_path: Path) -> Any:
+    from tensorflow.python.trackable import resource
+
+    return resource.ResourceTracker()
+
+
 # "module:Class" -> a function making an instance of it (given a tmp dir).
 _INSTANCES: dict[str, Callable[[Path], Any]] = {
     "tensorflow.python.framework.ops:Graph": _make_graph,
@@ -83,6 +89,7 @@ _INSTANCES: dict[str, Callable[[Path], Any]] = {
     "tensorflow.python.distribute.cross_device_utils:CollectiveKeys": (
         _make_collective_keys
     ),
+    "tensorflow.python.trackable.resource:ResourceTracker": _make_resource_tracker,
 }
 
 

@@ -44,6 +44,7 @@ from keras_estimator._src.engine.model_fn_model import ModelFnModel
 from keras_estimator._src.engine.variable_store import VariableStore
 from keras_estimator._src.export import export_files as _export_files
 from keras_estimator._src.export import signatures as _export_signatures
+from keras_estimator._src.tf_internals import resource_tracking
 
 logger = logging.getLogger("keras_estimator")
 
@@ -203,9 +204,13 @@ def build_serving_model(
             f"Could not load the serving graph's variables from {checkpoint_path}: "
             f"{error}"
         ) from None
-    wrapped, trace = _trace(model, receiver_fn, store, allow_creation=False)
+    with resource_tracking.tracking_resources() as resources:
+        wrapped, trace = _trace(model, receiver_fn, store, allow_creation=False)
     module = tf.Module()
     module.model_variables = _graph_variables(trace.graph)
+    # Lookup tables (vocabulary columns, label vocabularies) live outside the
+    # graph; tracked here, they are saved and rebuilt when the model loads.
+    module.resources = list(resources)
     functions = {}
     method_names = {}
     for name, signature_def in sorted(trace.signature_defs.items()):

@@ -276,9 +276,7 @@ class BinaryClassHead(base_head.WeightedHead):
         return {
             DEFAULT_SERVING_KEY: classification,
             CLASSIFY_SERVING_KEY: classification,
-            REGRESS_SERVING_KEY: export_outputs.RegressionOutput(
-                value=tf.reshape(predictions[LOGISTIC], [-1])
-            ),
+            REGRESS_SERVING_KEY: export_outputs.RegressionOutput(value=predictions[LOGISTIC]),
             PREDICT_SERVING_KEY: export_outputs.PredictOutput(dict(predictions)),
         }
 

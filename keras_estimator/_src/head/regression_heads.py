@@ -122,12 +122,9 @@ class RegressionHead(base_head.WeightedHead):
         return eval_metrics
 
     def export_outputs(self, predictions: Mapping[str, Any]) -> dict[str, Any]:
+        # As in 2.15: the regression output is the predictions, [batch, dimension].
         predict = export_outputs.PredictOutput(dict(predictions))
-        if self._label_dimension != 1:
-            return {DEFAULT_SERVING_KEY: predict, PREDICT_SERVING_KEY: predict}
-        regression = export_outputs.RegressionOutput(
-            value=tf.reshape(predictions[PREDICTIONS], [-1])
-        )
+        regression = export_outputs.RegressionOutput(value=predictions[PREDICTIONS])
         return {
             DEFAULT_SERVING_KEY: regression,
             REGRESS_SERVING_KEY: regression,

@@ -36,6 +36,15 @@ from keras_estimator._src.canned.baseline import BaselineRegressor as BaselineRe
 from keras_estimator._src.canned.dnn import DNNClassifier as DNNClassifier
 from keras_estimator._src.canned.dnn import DNNEstimator as DNNEstimator
 from keras_estimator._src.canned.dnn import DNNRegressor as DNNRegressor
+from keras_estimator._src.canned.dnn_linear_combined import (
+    DNNLinearCombinedClassifier as DNNLinearCombinedClassifier,
+)
+from keras_estimator._src.canned.dnn_linear_combined import (
+    DNNLinearCombinedEstimator as DNNLinearCombinedEstimator,
+)
+from keras_estimator._src.canned.dnn_linear_combined import (
+    DNNLinearCombinedRegressor as DNNLinearCombinedRegressor,
+)
 from keras_estimator._src.canned.linear import LinearClassifier as LinearClassifier
 from keras_estimator._src.canned.linear import LinearEstimator as LinearEstimator
 from keras_estimator._src.canned.linear import LinearRegressor as LinearRegressor

@@ -30,6 +30,8 @@ DNN_CASES = [
     "linear_regressor",
     "baseline_classifier",
     "baseline_regressor",
+    "dnn_linear_combined_classifier",
+    "dnn_linear_combined_regressor",
 ]
 
 
@@ -88,12 +90,14 @@ def _case(name):
 def _estimator(case, model_dir):
     spec = case["estimator"]
     args = dict(spec["args"])
-    if "feature_columns" in args:
-        args["feature_columns"] = [_column(c) for c in args["feature_columns"]]
     if "head" in args:
         args["head"] = _head(args["head"])
-    if "optimizer" in args:
-        args["optimizer"] = _optimizer(args["optimizer"])
+    for key in ("feature_columns", "linear_feature_columns", "dnn_feature_columns"):
+        if key in args:
+            args[key] = [_column(c) for c in args[key]]
+    for key in ("optimizer", "linear_optimizer", "dnn_optimizer"):
+        if key in args:
+            args[key] = _optimizer(args[key])
     config = ke.RunConfig(tf_random_seed=spec["config"]["tf_random_seed"])
     return getattr(ke, spec["class"])(model_dir=str(model_dir), config=config, **args)
 
@@ -164,3 +168,67 @@ def test_training_from_2_15s_step_10_reproduces_its_step_20(name, tmp_path):
             atol=1e-6,
             err_msg=variable,
         )
+
+
+def _serving_columns(case):
+    """The columns 2.15's parsing receiver parsed (a baseline's are its own)."""
+    return [_column(c) for c in case["serving_input"]["columns"]]
+
+
+def _serialized_examples(features):
+    examples = []
+    size = len(next(iter(features.values())))
+    for row in range(size):
+        feature = {}
+        for key, values in features.items():
+            value = np.asarray(values[row]).reshape(-1)
+            if value.dtype.kind == "f":
+                feature[key] = tf.train.Feature(float_list=tf.train.FloatList(value=value))
+            elif value.dtype.kind in "iu":
+                feature[key] = tf.train.Feature(int64_list=tf.train.Int64List(value=value))
+            else:
+                data = [v.encode() if isinstance(v, str) else bytes(v) for v in value]
+                feature[key] = tf.train.Feature(bytes_list=tf.train.BytesList(value=data))
+        example = tf.train.Example(features=tf.train.Features(feature=feature))
+        examples.append(example.SerializeToString())
+    return examples
+
+
+@pytest.mark.parametrize("name", DNN_CASES)
+def test_exported_signatures_are_2_15s_and_serve_its_predictions(name, tmp_path):
+    case = _case(name)
+    est = _estimator(case, _model_dir_at(name, 20, tmp_path))
+    columns = _serving_columns(case)
+    weight = case["estimator"]["args"].get("weight_column")
+    spec = tf.feature_column.make_parse_example_spec(columns)
+    receiver = ke.export.build_parsing_serving_input_receiver_fn(spec)
+    export_dir = est.export_saved_model(str(tmp_path / "export"), receiver)
+    theirs = json.loads((FIXTURES / name / "signatures.json").read_text())
+    loaded = tf.saved_model.load(export_dir)
+    assert sorted(loaded.signatures) == theirs["signature_keys"]
+    for key, signature in theirs["signatures"].items():
+        function = loaded.signatures[key]
+        inputs = function.structured_input_signature[1]
+        assert sorted(inputs) == sorted(signature["inputs"]), key
+        for input_key, described in signature["inputs"].items():
+            assert inputs[input_key].dtype.name == described["dtype"], (key, input_key)
+        outputs = function.structured_outputs
+        assert sorted(outputs) == sorted(signature["outputs"]), key
+        for output_key, described in signature["outputs"].items():
+            assert outputs[output_key].dtype.name == described["dtype"], (key, output_key)
+            shape = [-1 if d is None else d for d in outputs[output_key].shape.as_list()]
+            assert shape == described["shape"], (key, output_key)
+    features = {
+        k: v
+        for k, v in case["eval_input"]["features"].items()
+        if k != weight and k in spec
+    }
+    served = loaded.signatures["predict"](examples=tf.constant(_serialized_examples(features)))
+    expected = np.load(FIXTURES / name / "predictions.npz")
+    for key in expected.files:
+        ours = served[key].numpy()
+        theirs_values = expected[key].reshape(ours.shape)
+        if ours.dtype.kind in "SOU":
+            np.testing.assert_array_equal(ours, theirs_values.astype(bytes), err_msg=key)
+        else:
+            np.testing.assert_allclose(ours, theirs_values, rtol=1e-5, atol=1e-6, err_msg=key)

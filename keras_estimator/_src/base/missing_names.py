@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 _PREMADE = (
-    "this premade estimator or head is not provided yet (the DNN, Linear and "
-    "Baseline estimators and the single heads are). Meanwhile write a "
+    "this premade estimator or head is not provided yet (the DNN, Linear, "
+    "DNNLinearCombined and Baseline estimators and the single heads are). Meanwhile write a "
     "model_fn (feature columns through tf.compat.v1.feature_column.input_layer, "
     "Keras or tf.compat.v1.layers layers, a loss and an optimizer's minimize) "
     "and pass it to keras_estimator.Estimator(model_fn=...)"
@@ -60,6 +60,9 @@ _PROVIDED = (
     "BinaryClassHead",
     "DNNClassifier",
     "DNNEstimator",
+    "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedEstimator",
+    "DNNLinearCombinedRegressor",
     "DNNRegressor",
     "Head",
     "LinearClassifier",

@@ -92,6 +92,21 @@ TABLE: tuple[PublicName, ...] = tuple(
         ("BinaryClassHead", f"{_SRC}.head.classification_heads:BinaryClassHead", _BOTH),
         ("DNNClassifier", f"{_SRC}.canned.dnn:DNNClassifier", (ESTIMATOR,)),
         ("DNNEstimator", f"{_SRC}.canned.dnn:DNNEstimator", (ESTIMATOR,)),
+        (
+            "DNNLinearCombinedClassifier",
+            f"{_SRC}.canned.dnn_linear_combined:DNNLinearCombinedClassifier",
+            (ESTIMATOR,),
+        ),
+        (
+            "DNNLinearCombinedEstimator",
+            f"{_SRC}.canned.dnn_linear_combined:DNNLinearCombinedEstimator",
+            (ESTIMATOR,),
+        ),
+        (
+            "DNNLinearCombinedRegressor",
+            f"{_SRC}.canned.dnn_linear_combined:DNNLinearCombinedRegressor",
+            (ESTIMATOR,),
+        ),
         ("DNNRegressor", f"{_SRC}.canned.dnn:DNNRegressor", (ESTIMATOR,)),
         ("Head", f"{_SRC}.head.base_head:Head", _BOTH),
         (

@@ -114,9 +114,9 @@ class DNNEstimator(Estimator):
                 f"head must be a keras_estimator Head (MultiClassHead, ...), got "
                 f"{type(head).__name__}: {head!r}."
             )
-        units = _check_hidden_units(hidden_units)
+        units = check_hidden_units(hidden_units)
         columns = check_feature_columns(feature_columns)
-        _check_dropout(dropout)
+        check_dropout(dropout)
         # Made now: a Keras optimizer's settings are read eagerly, and a bad
         # name fails here rather than in the first step.
         canned_optimizer = optimizers.get_optimizer(optimizer)
@@ -219,7 +219,7 @@ def classification_head(
     )
 
 
-def _check_hidden_units(hidden_units: Any) -> tuple[int, ...]:
+def check_hidden_units(hidden_units: Any) -> tuple[int, ...]:
     if isinstance(hidden_units, (str, bytes)) or not isinstance(hidden_units, Sequence):
         raise ValueError(
             f"hidden_units must be a list of layer sizes such as [64, 32], got "
@@ -253,6 +253,6 @@ def check_feature_columns(feature_columns: Any) -> tuple[Any, ...]:
     return columns
 
 
-def _check_dropout(dropout: Any) -> None:
+def check_dropout(dropout: Any) -> None:
     if dropout is not None and not (isinstance(dropout, (int, float)) and 0 <= dropout < 1):
         raise ValueError(f"dropout must be None or a rate in [0, 1), got {dropout!r}.")

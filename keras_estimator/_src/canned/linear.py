@@ -25,6 +25,13 @@ LEARNING_RATE = 0.2
 _COMBINERS = ("sum", "mean", "sqrtn")
 
 
+def check_sparse_combiner(sparse_combiner: Any) -> None:
+    if sparse_combiner not in _COMBINERS:
+        raise ValueError(
+            f"sparse_combiner must be one of {list(_COMBINERS)}, got {sparse_combiner!r}."
+        )
+
+
 def linear_logits(
     features: Any, feature_columns: Sequence[Any], logits_dimension: int, sparse_combiner: str
 ) -> tf.Tensor:
@@ -75,10 +82,7 @@ class LinearEstimator(Estimator):
                 f"head must be a keras_estimator Head (MultiClassHead, ...), got "
                 f"{type(head).__name__}: {head!r}."
             )
-        if sparse_combiner not in _COMBINERS:
-            raise ValueError(
-                f"sparse_combiner must be one of {list(_COMBINERS)}, got {sparse_combiner!r}."
-            )
+        check_sparse_combiner(sparse_combiner)
         columns = check_feature_columns(feature_columns)
         canned_optimizer = optimizers.get_optimizer(optimizer, learning_rate=LEARNING_RATE)
         super().__init__(

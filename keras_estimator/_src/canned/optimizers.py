@@ -114,8 +114,15 @@ class CannedOptimizer:
     def settings(self) -> dict[str, float]:
         return dict(self._settings)
 
-    def get_updates(self, loss: Any, params: Sequence[Any]) -> list[Any]:
-        """The train op (in a list, as tf.keras 2 returned it) minimizing `loss`."""
+    def get_updates(
+        self, loss: Any, params: Sequence[Any], own_iterations: bool = False
+    ) -> list[Any]:
+        """The train op (in a list, as tf.keras 2 returned it) minimizing `loss`.
+
+        The optimizer counts its steps in the global step, or, with
+        `own_iterations`, in a variable of its own (`training/<Name>/iter`),
+        as the second optimizer of a `DNNLinearCombined*` estimator did.
+        """
         gradients = tf.compat.v1.gradients(loss, list(params))
         pairs = [(g, v) for g, v in zip(gradients, params, strict=True) if g is not None]
         if not pairs:
@@ -130,10 +137,20 @@ class CannedOptimizer:
                 tf.distribute.ReduceOp.SUM, [tf.convert_to_tensor(g) for g, _ in pairs]
             )
             pairs = list(zip(reduced, [v for _, v in pairs], strict=True))
-        global_step = tf.compat.v1.train.get_global_step()
         variables = [v for _, v in pairs]
 
-        def make_variables(*_: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        def make_variables(*_: Any) -> tuple[Any, dict[str, Any], list[dict[str, Any]]]:
+            if own_iterations:
+                iterations = tf.compat.v1.get_variable(
+                    f"training/{self._kind.name}/iter",
+                    shape=[],
+                    dtype=tf.int64,
+                    initializer=tf.compat.v1.zeros_initializer(),
+                    trainable=False,
+                    aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
+                )
+            else:
+                iterations = tf.compat.v1.train.get_global_step()
             settings = {name: self._setting_variable(name) for name in self._kind.saved}
             slots = [
                 {name: self._slot(v, name, initial) for name, initial in self._kind.slots(
@@ -141,20 +158,20 @@ class CannedOptimizer:
                 ).items()}
                 for v in variables
             ]
-            return settings, slots
+            return iterations, settings, slots
 
         # Made in cross-replica context, as a strategy makes its variables.
         if context is not None:
-            settings, slots = context.merge_call(make_variables)
+            iterations, settings, slots = context.merge_call(make_variables)
         else:
-            settings, slots = make_variables()
+            iterations, settings, slots = make_variables()
         values = {name: tf.convert_to_tensor(v) for name, v in settings.items()}
         updates = [
-            self._update(tf.convert_to_tensor(g), v, slot, values, global_step)
+            self._update(tf.convert_to_tensor(g), v, slot, values, iterations)
             for (g, v), slot in zip(pairs, slots, strict=True)
         ]
         with tf.control_dependencies(updates):
-            return [global_step.assign_add(1)]
+            return [iterations.assign_add(1)]
 
     def _setting_variable(self, name: str) -> Any:
         value = self._settings.get(name, 0.0)
@@ -182,10 +199,10 @@ class CannedOptimizer:
         var: Any,
         slots: dict[str, Any],
         settings: dict[str, tf.Tensor],
-        global_step: Any,
+        iterations_variable: Any,
     ) -> Any:
         kind, h = self._kind.name, self._settings
-        iterations = tf.cast(global_step, tf.float32)
+        iterations = tf.cast(iterations_variable, tf.float32)
         lr = settings["learning_rate"] / (1.0 + settings["decay"] * iterations)
         dtype = var.dtype.base_dtype
         lr = tf.cast(lr, dtype)

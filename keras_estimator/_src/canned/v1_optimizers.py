@@ -201,7 +201,12 @@ class V1Optimizer:
         return dict(self._settings)
 
     def minimize(
-        self, loss: tf.Tensor, variables: Sequence[Any], slot_prefix: str, scope: str
+        self,
+        loss: tf.Tensor,
+        variables: Sequence[Any],
+        slot_prefix: str,
+        scope: str,
+        increment_global_step: bool = True,
     ) -> Any:
         """The train op: one update of `variables` down `loss`, then global step + 1.
 
@@ -211,6 +216,8 @@ class V1Optimizer:
             slot_prefix: put between a variable's name and its slot's
                 (`t_0/`, `part_0/` or ''), as 2.15's checkpoints have it.
             scope: where Adam's `beta1_power` / `beta2_power` live ('dnn/head/', ...).
+            increment_global_step: False leaves the global step to the caller
+                (a model with several optimizers advances it once).
         """
         context = tf.distribute.get_replica_context()
         replicas = 1 if context is None else context.num_replicas_in_sync
@@ -235,8 +242,10 @@ class V1Optimizer:
             slots = [self._make_slots(v, slot_prefix) for v in trained]
             extra = {}
             if self._kind.default_name == "Adam":
+                # A second Adam in the model (the other part of a wide and deep
+                # model) gets `beta1_power_1`, ..., as the graph named them in 2.15.
                 extra = {
-                    power: _variable(f"{scope}{power}", [], self._settings[beta])
+                    power: _variable(_unused_name(f"{scope}{power}"), [], self._settings[beta])
                     for power, beta in (("beta1_power", "beta1"), ("beta2_power", "beta2"))
                 }
             return slots, extra
@@ -260,6 +269,8 @@ class V1Optimizer:
                 )
                 if power is not None
             ]
+            if not increment_global_step:
+                return tf.group(*updates, *finished)
             with tf.control_dependencies(finished):
                 return tf.compat.v1.train.get_global_step().assign_add(1)
 
@@ -393,6 +404,16 @@ def _tensor(value: Any) -> Any:
     if isinstance(value, bool):
         return value
     return tf.convert_to_tensor(value() if callable(value) else value)
+
+
+def _unused_name(name: str) -> str:
+    """`name`, or `name_1`, `name_2`, ... if the graph holds a variable so named."""
+    taken = {v.name.split(":")[0] for v in tf.compat.v1.global_variables()}
+    candidate, count = name, 0
+    while candidate in taken:
+        count += 1
+        candidate = f"{name}_{count}"
+    return candidate
 
 
 def _variable(name: str, shape: Any, initial: float, dtype: Any = tf.float32) -> Any:

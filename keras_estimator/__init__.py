@@ -16,6 +16,9 @@ require_tensorflow_backend()
 from keras_estimator import compat as compat
 from keras_estimator import experimental as experimental
 from keras_estimator import export as export
+
+# Imported so `keras_estimator.feature_column` works without its own import.
+from keras_estimator import feature_column as _feature_column  # noqa: F401
 from keras_estimator._src.base import public_names as _public_names
 from keras_estimator._src.base.estimator_spec import EstimatorSpec as EstimatorSpec
 from keras_estimator._src.base.mode_keys import ModeKeys as ModeKeys
@@ -59,12 +62,24 @@ from keras_estimator._src.export.best_exporter import BestExporter as BestExport
 from keras_estimator._src.export.exporters import Exporter as Exporter
 from keras_estimator._src.export.exporters import FinalExporter as FinalExporter
 from keras_estimator._src.export.exporters import LatestExporter as LatestExporter
+from keras_estimator._src.feature_column.parsing_utils import (
+    classifier_parse_example_spec as classifier_parse_example_spec,
+)
+from keras_estimator._src.feature_column.parsing_utils import (
+    regressor_parse_example_spec as regressor_parse_example_spec,
+)
 from keras_estimator._src.head.base_head import Head as Head
 from keras_estimator._src.head.classification_heads import (
     BinaryClassHead as BinaryClassHead,
 )
 from keras_estimator._src.head.classification_heads import (
     MultiClassHead as MultiClassHead,
+)
+from keras_estimator._src.head.multi_head import (
+    MultiHead as MultiHead,
+)
+from keras_estimator._src.head.multi_label_head import (
+    MultiLabelHead as MultiLabelHead,
 )
 from keras_estimator._src.head.regression_heads import (
     LogisticRegressionHead as LogisticRegressionHead,

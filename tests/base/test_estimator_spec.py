@@ -346,7 +346,8 @@ def test_predictions_mapping_becomes_dict():
             TypeError,
             r"predictions\['a'\] must be a tf.Tensor, got \[1, 2\]",
         ),
-        ({1: tf.zeros([1])}, TypeError, r"predictions keys must be strings, got key 1"),
+        ({1: tf.zeros([1])}, TypeError, r"predictions keys must be strings \(or tuples of strings\), got key 1"),
+        ({("a", 2): tf.zeros([1])}, TypeError, r"predictions keys must be strings"),
         (np.zeros([2]), TypeError, r"predictions must be a tf.Tensor, got .*ndarray"),
     ],
 )

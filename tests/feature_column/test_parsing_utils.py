@@ -9,14 +9,14 @@ import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keras_estimator._src.feature_column import parsing_utils
+from keras_estimator._src.feature_column import parsing_utils, v1_parsing_utils
 
 fc = tf.feature_column
 SPEC_MAKERS = [
     parsing_utils.classifier_parse_example_spec,
     parsing_utils.regressor_parse_example_spec,
-    parsing_utils.classifier_parse_example_spec_v1,
-    parsing_utils.regressor_parse_example_spec_v1,
+    v1_parsing_utils.classifier_parse_example_spec,
+    v1_parsing_utils.regressor_parse_example_spec,
 ]
 
 
@@ -40,7 +40,7 @@ FEATURES = {
 
 @pytest.mark.parametrize("spec_fn", [
     parsing_utils.classifier_parse_example_spec,
-    parsing_utils.classifier_parse_example_spec_v1,
+    v1_parsing_utils.classifier_parse_example_spec,
 ])
 def test_classifier_spec_as_tf215(spec_fn):
     spec = spec_fn(columns(), "lbl", weight_column="w")
@@ -53,7 +53,7 @@ def test_classifier_spec_as_tf215(spec_fn):
 
 @pytest.mark.parametrize("spec_fn", [
     parsing_utils.regressor_parse_example_spec,
-    parsing_utils.regressor_parse_example_spec_v1,
+    v1_parsing_utils.regressor_parse_example_spec,
 ])
 def test_regressor_spec_as_tf215(spec_fn):
     spec = spec_fn(

@@ -181,11 +181,6 @@ def test_export_outputs_are_2_15s():
     )
 
 
-@pytest.mark.xfail(
-    raises=TypeError,
-    strict=True,
-    reason="EstimatorSpec refuses the (head_name, key) prediction keys 2.15 accepts",
-)
 def test_create_estimator_spec_keeps_2_15s_tuple_prediction_keys():
     logits, _, features = _inputs_2_15()
     with tf.Graph().as_default():
@@ -228,3 +223,44 @@ def test_bad_logits_and_labels_are_refused():
     )
     with pytest.raises(ValueError, match="share one loss_reduction"):
         _ = mixed.loss_reduction
+
+
+def test_a_dnn_estimator_with_a_multi_head_trains_evaluates_predicts_and_exports(tmp_path):
+    from keras_estimator._src.canned.dnn import DNNEstimator
+    from keras_estimator._src.canned.optimizers import CannedOptimizer
+
+    rng = np.random.RandomState(0)
+    x = rng.normal(size=(64, 3)).astype(np.float32)
+    kind = (x[:, 0] > 0).astype(np.int64) + (x[:, 1] > 0.5).astype(np.int64)
+    value = (2 * x[:, 2]).astype(np.float32)[:, None]
+
+    def input_fn():
+        data = tf.data.Dataset.from_tensor_slices(
+            ({"x": x}, {"kind": kind[:, None], "value": value})
+        )
+        return data.batch(16).repeat()
+
+    head = MultiHead([ke.MultiClassHead(3, name="kind"), ke.RegressionHead(name="value")])
+    est = DNNEstimator(
+        head,
+        hidden_units=[16],
+        feature_columns=[tf.feature_column.numeric_column("x", shape=[3])],
+        optimizer=lambda: CannedOptimizer("adam", learning_rate=0.05),
+        model_dir=str(tmp_path / "model"),
+    )
+    est.train(input_fn, steps=200)
+    metrics = est.evaluate(input_fn, steps=4)
+    assert {"accuracy/kind", "average_loss/value", "loss/kind", "loss/value"} <= set(metrics)
+    assert metrics["accuracy/kind"] > 0.95
+    assert metrics["average_loss/value"] < 0.05
+    np.testing.assert_allclose(
+        metrics["loss"], metrics["loss/kind"] + metrics["loss/value"], rtol=1e-4
+    )
+    first = next(est.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": x}).batch(8)))
+    assert ("kind", "class_ids") in first and ("value", "predictions") in first
+    spec = {"x": tf.io.FixedLenFeature([3], tf.float32)}
+    export_dir = est.export_saved_model(
+        str(tmp_path / "export"), ke.export.build_parsing_serving_input_receiver_fn(spec)
+    )
+    loaded = tf.saved_model.load(export_dir)
+    assert {"serving_default", "kind", "value", "predict"} <= set(loaded.signatures)

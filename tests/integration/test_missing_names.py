@@ -55,8 +55,8 @@ def test_other_names_keep_pythons_message():
         keras_estimator.NoSuchName  # noqa: B018
 
 
-def test_a_premade_name_says_what_to_do_instead():
-    with pytest.raises(
-        AttributeError, match=r"DNNLinearCombinedClassifier.*model_fn.*Estimator\(model_fn"
-    ):
-        keras_estimator.DNNLinearCombinedClassifier  # noqa: B018
+def test_a_missing_name_says_what_to_do_instead():
+    from keras_estimator.compat import estimator as v1
+
+    with pytest.raises(AttributeError, match=r"tpu.*TPUStrategy.*steps_per_loop"):
+        v1.tpu  # noqa: B018

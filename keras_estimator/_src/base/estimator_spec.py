@@ -127,10 +127,14 @@ def _validate_predictions(predictions: Any, mode: str) -> Any:
         return _to_dense_tensor(predictions, "predictions")
     checked = {}
     for key, value in predictions.items():
-        if not isinstance(key, str):
+        # A string, or a tuple of strings as MultiHead's (head name, key).
+        if not (
+            isinstance(key, str)
+            or (isinstance(key, tuple) and key and all(isinstance(k, str) for k in key))
+        ):
             raise TypeError(
-                f"predictions keys must be strings, got key {_describe(key)}. "
-                "Name each prediction with a string key."
+                f"predictions keys must be strings (or tuples of strings), got key "
+                f"{_describe(key)}. Name each prediction with a string key."
             )
         checked[key] = _to_dense_tensor(value, f"predictions[{key!r}]")
     return checked

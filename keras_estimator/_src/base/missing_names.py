@@ -1,7 +1,7 @@
 """tf.estimator 2.15 names this package does not provide yet, and what to do.
 
-A program that reaches one (`tf.estimator.DNNClassifier` under `install()`,
-`keras_estimator.LinearRegressor`) gets an AttributeError naming what it
+A program that reaches one (`tf.compat.v1.estimator.tpu` under `install()`,
+`keras_estimator.experimental.RNNClassifier`) gets an AttributeError naming what it
 was and the way forward, instead of Python's bare "module has no
 attribute". Each public namespace module binds `__getattr__` to
 `getattr_for(<its name>)`; any other missing name keeps Python's message.
@@ -11,18 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-_PREMADE = (
-    "this premade estimator or head is not provided yet (the DNN, Linear, "
-    "DNNLinearCombined and Baseline estimators and the single heads are). Meanwhile write a "
-    "model_fn (feature columns through tf.compat.v1.feature_column.input_layer, "
-    "Keras or tf.compat.v1.layers layers, a loss and an optimizer's minimize) "
-    "and pass it to keras_estimator.Estimator(model_fn=...)"
-)
-_FEATURE_SPEC = (
-    "not provided yet; build the spec with "
-    "tf.feature_column.make_parse_example_spec(feature_columns) and add the "
-    "label with tf.io.FixedLenFeature"
-)
 _TPU = (
     "TPUEstimator and tf.compat.v1.estimator.tpu are not provided: use "
     "keras_estimator.Estimator with "
@@ -31,92 +19,22 @@ _TPU = (
 )
 _LATER = "not provided yet"
 
-_PREMADE_NAMES = (
-    "BaselineClassifier",
-    "BaselineEstimator",
-    "BaselineRegressor",
-    "BinaryClassHead",
-    "DNNClassifier",
-    "DNNEstimator",
-    "DNNLinearCombinedClassifier",
-    "DNNLinearCombinedEstimator",
-    "DNNLinearCombinedRegressor",
-    "DNNRegressor",
-    "Head",
-    "LinearClassifier",
-    "LinearEstimator",
-    "LinearRegressor",
-    "LogisticRegressionHead",
-    "MultiClassHead",
-    "MultiHead",
-    "MultiLabelHead",
-    "PoissonRegressionHead",
-    "RegressionHead",
-)
-_PROVIDED = (
-    "BaselineClassifier",
-    "BaselineEstimator",
-    "BaselineRegressor",
-    "BinaryClassHead",
-    "DNNClassifier",
-    "DNNEstimator",
-    "DNNLinearCombinedClassifier",
-    "DNNLinearCombinedEstimator",
-    "DNNLinearCombinedRegressor",
-    "DNNRegressor",
-    "Head",
-    "LinearClassifier",
-    "LinearEstimator",
-    "LinearRegressor",
-    "LogisticRegressionHead",
-    "MultiClassHead",
-    "PoissonRegressionHead",
-    "RegressionHead",
-)
-_V1_CANNED = (
-    "the tf.compat.v1.estimator premade estimators (v1 optimizers, summed "
-    "losses) are not provided yet; tf.estimator's DNN, Linear and Baseline "
-    "estimators are, and restore model_dirs their 2.15 versions wrote"
-)
-_TOP = {
-    **{name: _PREMADE for name in _PREMADE_NAMES if name not in _PROVIDED},
-    "classifier_parse_example_spec": _FEATURE_SPEC,
-    "regressor_parse_example_spec": _FEATURE_SPEC,
-}
 _EXPERIMENTAL = {
     "LinearSDCA": _LATER,
     "RNNClassifier": _LATER,
     "RNNEstimator": _LATER,
-    "call_logit_fn": _PREMADE,
 }
 
 # Public module -> {missing name: why and what to do}.
 MISSING: dict[str, dict[str, str]] = {
-    "keras_estimator": _TOP,
+    "keras_estimator": {},
     "keras_estimator.experimental": _EXPERIMENTAL,
     "keras_estimator.compat.estimator": {
-        **_TOP,
-        **dict.fromkeys(
-            [
-                "BaselineClassifier",
-                "BaselineEstimator",
-                "BaselineRegressor",
-                "DNNClassifier",
-                "DNNEstimator",
-                "DNNRegressor",
-                "LinearClassifier",
-                "LinearEstimator",
-                "LinearRegressor",
-            ],
-            _V1_CANNED,
-        ),
         "tpu": _TPU,
     },
     "keras_estimator.compat.estimator.experimental": {
         **_EXPERIMENTAL,
         "KMeans": _LATER,
-        "dnn_logit_fn_builder": _PREMADE,
-        "linear_logit_fn_builder": _PREMADE,
     },
     "keras_estimator.compat.estimator.inputs": {
         "pandas_input_fn": (

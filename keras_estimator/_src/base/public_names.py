@@ -30,6 +30,7 @@ V1_EXPERIMENTAL = "keras_estimator.compat.estimator.experimental"
 EXPORT = "keras_estimator.export"  # tf.estimator.export, and v1's: one module
 V1_INPUTS = "keras_estimator.compat.estimator.inputs"
 TF_KERAS_ESTIMATOR = "keras_estimator.compat.keras_estimator"  # tf.keras.estimator
+FEATURE_COLUMN = "keras_estimator.feature_column"  # Keras 3 feature-column layers
 # Served by no module of this package: install() sets these names on
 # TensorFlow's own `tf.compat.v1.train`.
 V1_TRAIN = "tf.compat.v1.train"
@@ -42,6 +43,7 @@ NAMESPACES = (
     EXPORT,
     V1_INPUTS,
     TF_KERAS_ESTIMATOR,
+    FEATURE_COLUMN,
     V1_TRAIN,
 )
 
@@ -124,6 +126,25 @@ TABLE: tuple[PublicName, ...] = tuple(
             _BOTH,
         ),
         ("RegressionHead", f"{_SRC}.head.regression_heads:RegressionHead", _BOTH),
+        ("MultiHead", f"{_SRC}.head.multi_head:MultiHead", _BOTH),
+        ("MultiLabelHead", f"{_SRC}.head.multi_label_head:MultiLabelHead", _BOTH),
+        ("classifier_parse_example_spec", f"{_SRC}.feature_column.parsing_utils:classifier_parse_example_spec", (ESTIMATOR,)),
+        ("regressor_parse_example_spec", f"{_SRC}.feature_column.parsing_utils:regressor_parse_example_spec", (ESTIMATOR,)),
+        # tf.compat.v1.estimator's own premade classes and parsing helpers.
+        ("BaselineClassifier", f"{_SRC}.canned.v1_estimators:BaselineClassifier", (V1,)),
+        ("BaselineEstimator", f"{_SRC}.canned.v1_estimators:BaselineEstimator", (V1,)),
+        ("BaselineRegressor", f"{_SRC}.canned.v1_estimators:BaselineRegressor", (V1,)),
+        ("DNNClassifier", f"{_SRC}.canned.v1_estimators:DNNClassifier", (V1,)),
+        ("DNNEstimator", f"{_SRC}.canned.v1_estimators:DNNEstimator", (V1,)),
+        ("DNNRegressor", f"{_SRC}.canned.v1_estimators:DNNRegressor", (V1,)),
+        ("DNNLinearCombinedClassifier", f"{_SRC}.canned.v1_dnn_linear_combined:DNNLinearCombinedClassifier", (V1,)),
+        ("DNNLinearCombinedEstimator", f"{_SRC}.canned.v1_dnn_linear_combined:DNNLinearCombinedEstimator", (V1,)),
+        ("DNNLinearCombinedRegressor", f"{_SRC}.canned.v1_dnn_linear_combined:DNNLinearCombinedRegressor", (V1,)),
+        ("LinearClassifier", f"{_SRC}.canned.v1_estimators:LinearClassifier", (V1,)),
+        ("LinearEstimator", f"{_SRC}.canned.v1_estimators:LinearEstimator", (V1,)),
+        ("LinearRegressor", f"{_SRC}.canned.v1_estimators:LinearRegressor", (V1,)),
+        ("classifier_parse_example_spec", f"{_SRC}.feature_column.v1_parsing_utils:classifier_parse_example_spec", (V1,)),
+        ("regressor_parse_example_spec", f"{_SRC}.feature_column.v1_parsing_utils:regressor_parse_example_spec", (V1,)),
         ("CheckpointSaverHook", f"{_SRC}.hooks.checkpoint_hooks:CheckpointSaverHook", _HOOK),
         ("CheckpointSaverListener", f"{_SRC}.hooks.checkpoint_hooks:CheckpointSaverListener", _HOOK),
         ("Estimator", f"{_SRC}.estimator.estimator:Estimator", _BOTH),
@@ -176,6 +197,9 @@ TABLE: tuple[PublicName, ...] = tuple(
         ("stop_if_lower_hook", f"{_SRC}.estimator.early_stopping:stop_if_lower_hook", _EXPERIMENTAL),
         ("stop_if_no_decrease_hook", f"{_SRC}.estimator.early_stopping:stop_if_no_decrease_hook", _EXPERIMENTAL),
         ("stop_if_no_increase_hook", f"{_SRC}.estimator.early_stopping:stop_if_no_increase_hook", _EXPERIMENTAL),
+        ("call_logit_fn", f"{_SRC}.canned.logit_fns:call_logit_fn", _EXPERIMENTAL),
+        ("dnn_logit_fn_builder", f"{_SRC}.canned.logit_fns:dnn_logit_fn_builder", (V1_EXPERIMENTAL,)),
+        ("linear_logit_fn_builder", f"{_SRC}.canned.logit_fns:linear_logit_fn_builder", (V1_EXPERIMENTAL,)),
         # Extensions of tf.estimator.experimental.
         ("multi_worker_strategy", f"{_SRC}.distribute.multi_worker:multi_worker_strategy", (EXPERIMENTAL,)),
         ("tpu_strategy", f"{_SRC}.distribute.tpu:tpu_strategy", (EXPERIMENTAL,)),
@@ -189,6 +213,8 @@ TABLE: tuple[PublicName, ...] = tuple(
         ("TensorServingInputReceiver", f"{_SRC}.base.serving_input:TensorServingInputReceiver", (EXPORT,)),
         ("build_parsing_serving_input_receiver_fn", f"{_SRC}.base.serving_input:build_parsing_serving_input_receiver_fn", (EXPORT,)),
         ("build_raw_serving_input_receiver_fn", f"{_SRC}.base.serving_input:build_raw_serving_input_receiver_fn", (EXPORT,)),
+        # Keras 3 layers over tf.feature_column columns.
+        ("DenseFeatures", f"{_SRC}.feature_column.dense_features:DenseFeatures", (FEATURE_COLUMN,)),
         # tf.compat.v1.estimator.inputs
         ("numpy_input_fn", f"{_SRC}.io.numpy_io:numpy_input_fn", (V1_INPUTS,)),
     )

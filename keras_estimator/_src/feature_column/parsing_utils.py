@@ -3,9 +3,9 @@
 `classifier_parse_example_spec` and `regressor_parse_example_spec` are
 tf.estimator 2.15's: the features' spec from
 `tf.feature_column.make_parse_example_spec`, plus a `FixedLenFeature` for the
-label and, when given, the weight column's spec. The `_v1` variants build the
-features' spec with `tf.compat.v1.feature_column.make_parse_example_spec`, as
-`tf.compat.v1.estimator`'s did, so v1-only columns are accepted too.
+label and, when given, the weight column's spec. `v1_parsing_utils` holds
+`tf.compat.v1.estimator`'s, which take the features' spec from
+`tf.compat.v1.feature_column.make_parse_example_spec`.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def classifier_parse_example_spec(
         >>> spec["clicked"]
         FixedLenFeature(shape=(1,), dtype=tf.int64, default_value=None)
     """
-    return _with_label_and_weight(
+    return with_label_and_weight(
         tf.feature_column.make_parse_example_spec(feature_columns),
         label_key,
         tf.io.FixedLenFeature((1,), label_dtype, label_default),
@@ -94,7 +94,7 @@ def regressor_parse_example_spec(
         >>> spec["y"]
         FixedLenFeature(shape=(2,), dtype=tf.float32, default_value=None)
     """
-    return _with_label_and_weight(
+    return with_label_and_weight(
         tf.feature_column.make_parse_example_spec(feature_columns),
         label_key,
         tf.io.FixedLenFeature((label_dimension,), label_dtype, label_default),
@@ -102,40 +102,7 @@ def regressor_parse_example_spec(
     )
 
 
-def classifier_parse_example_spec_v1(
-    feature_columns: Iterable[Any],
-    label_key: str,
-    label_dtype: tf.DType = tf.int64,
-    label_default: Any = None,
-    weight_column: str | Any = None,
-) -> dict[str, Any]:
-    """`tf.compat.v1.estimator.classifier_parse_example_spec`; see the v2 one."""
-    return _with_label_and_weight(
-        tf.compat.v1.feature_column.make_parse_example_spec(feature_columns),
-        label_key,
-        tf.io.FixedLenFeature((1,), label_dtype, label_default),
-        weight_column,
-    )
-
-
-def regressor_parse_example_spec_v1(
-    feature_columns: Iterable[Any],
-    label_key: str,
-    label_dtype: tf.DType = tf.float32,
-    label_default: Any = None,
-    label_dimension: int = 1,
-    weight_column: str | Any = None,
-) -> dict[str, Any]:
-    """`tf.compat.v1.estimator.regressor_parse_example_spec`; see the v2 one."""
-    return _with_label_and_weight(
-        tf.compat.v1.feature_column.make_parse_example_spec(feature_columns),
-        label_key,
-        tf.io.FixedLenFeature((label_dimension,), label_dtype, label_default),
-        weight_column,
-    )
-
-
-def _with_label_and_weight(
+def with_label_and_weight(
     spec: dict[str, Any], label_key: Any, label_spec: Any, weight_column: Any
 ) -> dict[str, Any]:
     """`spec` with the label's and the weight column's entries added."""

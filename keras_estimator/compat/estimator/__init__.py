@@ -1,14 +1,13 @@
 """`tf.compat.v1.estimator`: the TF1 estimator namespace, for this package.
 
 Mirrors the names of tf.estimator 2.15's `tf.compat.v1.estimator` that this
-package implements: the same objects as the top-level `keras_estimator`
-names (the v1 and v2 Estimator behave alike here), plus the v1-only
-`inputs.numpy_input_fn`. `keras_estimator.install()` makes
+package implements: mostly the same objects as the top-level
+`keras_estimator` names (the v1 and v2 Estimator behave alike here), plus
+the v1-only `inputs.numpy_input_fn`. `keras_estimator.install()` makes
 `tf.compat.v1.estimator` resolve to this module.
 
-Not provided: premade estimators (`DNNClassifier`, ...), `tpu`,
-`inputs.pandas_input_fn` and the `*_parse_example_spec`
-helpers.
+Its premade estimators are the v1 ones (v1 optimizers and slot names,
+summed losses). Not provided: `tpu` and `inputs.pandas_input_fn`.
 """
 
 # The v1 export namespace holds exactly the v2 one's names: the same module.
@@ -29,6 +28,42 @@ from keras_estimator._src.base.session_run_hook import SessionRunHook as Session
 from keras_estimator._src.base.session_run_hook import (
     SessionRunValues as SessionRunValues,
 )
+from keras_estimator._src.canned.v1_dnn_linear_combined import (
+    DNNLinearCombinedClassifier as DNNLinearCombinedClassifier,
+)
+from keras_estimator._src.canned.v1_dnn_linear_combined import (
+    DNNLinearCombinedEstimator as DNNLinearCombinedEstimator,
+)
+from keras_estimator._src.canned.v1_dnn_linear_combined import (
+    DNNLinearCombinedRegressor as DNNLinearCombinedRegressor,
+)
+from keras_estimator._src.canned.v1_estimators import (
+    BaselineClassifier as BaselineClassifier,
+)
+from keras_estimator._src.canned.v1_estimators import (
+    BaselineEstimator as BaselineEstimator,
+)
+from keras_estimator._src.canned.v1_estimators import (
+    BaselineRegressor as BaselineRegressor,
+)
+from keras_estimator._src.canned.v1_estimators import (
+    DNNClassifier as DNNClassifier,
+)
+from keras_estimator._src.canned.v1_estimators import (
+    DNNEstimator as DNNEstimator,
+)
+from keras_estimator._src.canned.v1_estimators import (
+    DNNRegressor as DNNRegressor,
+)
+from keras_estimator._src.canned.v1_estimators import (
+    LinearClassifier as LinearClassifier,
+)
+from keras_estimator._src.canned.v1_estimators import (
+    LinearEstimator as LinearEstimator,
+)
+from keras_estimator._src.canned.v1_estimators import (
+    LinearRegressor as LinearRegressor,
+)
 from keras_estimator._src.checkpoint.warm_start import VocabInfo as VocabInfo
 from keras_estimator._src.checkpoint.warm_start import (
     WarmStartSettings as WarmStartSettings,
@@ -39,12 +74,24 @@ from keras_estimator._src.export.best_exporter import BestExporter as BestExport
 from keras_estimator._src.export.exporters import Exporter as Exporter
 from keras_estimator._src.export.exporters import FinalExporter as FinalExporter
 from keras_estimator._src.export.exporters import LatestExporter as LatestExporter
+from keras_estimator._src.feature_column.v1_parsing_utils import (
+    classifier_parse_example_spec as classifier_parse_example_spec,
+)
+from keras_estimator._src.feature_column.v1_parsing_utils import (
+    regressor_parse_example_spec as regressor_parse_example_spec,
+)
 from keras_estimator._src.head.base_head import Head as Head
 from keras_estimator._src.head.classification_heads import (
     BinaryClassHead as BinaryClassHead,
 )
 from keras_estimator._src.head.classification_heads import (
     MultiClassHead as MultiClassHead,
+)
+from keras_estimator._src.head.multi_head import (
+    MultiHead as MultiHead,
+)
+from keras_estimator._src.head.multi_label_head import (
+    MultiLabelHead as MultiLabelHead,
 )
 from keras_estimator._src.head.regression_heads import (
     LogisticRegressionHead as LogisticRegressionHead,

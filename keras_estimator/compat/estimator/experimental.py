@@ -1,18 +1,25 @@
 """`tf.compat.v1.estimator.experimental`: the names of `keras_estimator.experimental`.
 
-The same objects as in the `tf.estimator.experimental` mirror; tf.estimator
-2.15's v1-only names here (`KMeans`, `LinearSDCA`, logit-fn builders) are
-not provided.
+The same objects as in the `tf.estimator.experimental` mirror, plus the v1
+logit-fn builders (`dnn_logit_fn_builder`, `linear_logit_fn_builder`);
+`KMeans` and `LinearSDCA` are not provided.
 """
 
 from keras_estimator._src.base import missing_names as _missing_names
 from keras_estimator._src.base import public_names as _public_names
+from keras_estimator._src.canned.logit_fns import (
+    dnn_logit_fn_builder as dnn_logit_fn_builder,
+)
+from keras_estimator._src.canned.logit_fns import (
+    linear_logit_fn_builder as linear_logit_fn_builder,
+)
 from keras_estimator.experimental import (
     InMemoryEvaluatorHook as InMemoryEvaluatorHook,
 )
 from keras_estimator.experimental import (
     build_raw_supervised_input_receiver_fn as build_raw_supervised_input_receiver_fn,
 )
+from keras_estimator.experimental import call_logit_fn as call_logit_fn
 from keras_estimator.experimental import (
     make_early_stopping_hook as make_early_stopping_hook,
 )

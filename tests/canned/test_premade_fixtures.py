@@ -26,6 +26,7 @@ DNN_CASES = [
     "dnn_classifier_vocab_weight",
     "dnn_regressor",
     "dnn_estimator_binary_thresholds",
+    "dnn_estimator_multilabel",
     "linear_classifier_binary",
     "linear_regressor",
     "baseline_classifier",
@@ -99,7 +100,8 @@ def _estimator(case, model_dir):
         if key in args:
             args[key] = _optimizer(args[key])
     config = ke.RunConfig(tf_random_seed=spec["config"]["tf_random_seed"])
-    return getattr(ke, spec["class"])(model_dir=str(model_dir), config=config, **args)
+    namespace = ke.compat.estimator if spec["namespace"] == "tf.compat.v1.estimator" else ke
+    return getattr(namespace, spec["class"])(model_dir=str(model_dir), config=config, **args)
 
 
 def _dataset(inputs, labels=True, repeat=False):
@@ -194,7 +196,8 @@ def _serialized_examples(features):
     return examples
 
 
-@pytest.mark.parametrize("name", DNN_CASES)
+# tests/canned/test_v1_premade.py restores and trains the v1 cases.
+@pytest.mark.parametrize("name", [*DNN_CASES, "v1_dnn_classifier", "v1_linear_classifier"])
 def test_exported_signatures_are_2_15s_and_serve_its_predictions(name, tmp_path):
     case = _case(name)
     est = _estimator(case, _model_dir_at(name, 20, tmp_path))

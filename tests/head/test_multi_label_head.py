@@ -1,11 +1,11 @@
 """MultiLabelHead: losses, labels, metrics and signatures as tf.estimator 2.15's.
 
 The frozen figures were computed with tf.estimator 2.15's MultiLabelHead on
-the same inputs (`benchmarks/.ref-venv`); the fixture test restores and
-trains 2.15's DNNEstimator(head=MultiLabelHead(n_classes=3)) model_dir.
+the same inputs (`benchmarks/.ref-venv`). 2.15's
+DNNEstimator(head=MultiLabelHead(n_classes=3)) model_dir is restored, trained
+on and exported in `tests/canned/test_premade_fixtures.py`.
 """
 
-import json
 
 import numpy as np
 import pytest
@@ -13,16 +13,7 @@ import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keras_estimator._src.base.run_config import RunConfig
-from keras_estimator._src.canned.dnn import DNNEstimator
 from keras_estimator._src.head.multi_label_head import MultiLabelHead
-from tests.canned.test_premade_fixtures import (
-    FIXTURES,
-    _case,
-    _column,
-    _dataset,
-    _model_dir_at,
-)
 
 FIXTURE = "dnn_estimator_multilabel"
 
@@ -221,55 +212,3 @@ def test_bad_labels_and_logits_are_refused():
         head.loss(tf.SparseTensor([[0, 0]], ["a"], [2, 1]), logits)
     with pytest.raises(ValueError, match="got None"):
         head.loss(None, logits)
-
-
-def _fixture_estimator(model_dir):
-    spec = _case(FIXTURE)["estimator"]
-    args = dict(spec["args"])
-    head = MultiLabelHead(**args.pop("head")["kwargs"])
-    return DNNEstimator(
-        head=head,
-        hidden_units=args["hidden_units"],
-        feature_columns=[_column(c) for c in args["feature_columns"]],
-        model_dir=str(model_dir),
-        config=RunConfig(tf_random_seed=spec["config"]["tf_random_seed"]),
-    )
-
-
-def test_2_15_model_dir_restores_to_its_predictions_and_metrics(tmp_path):
-    est = _fixture_estimator(_model_dir_at(FIXTURE, 20, tmp_path))
-    inputs = _case(FIXTURE)["eval_input"]
-    expected = np.load(FIXTURES / FIXTURE / "predictions.npz")
-    predictions = list(est.predict(lambda: _dataset(inputs, labels=False)))
-    assert sorted(predictions[0]) == sorted(expected.files)
-    for key in expected.files:
-        ours = np.stack([p[key] for p in predictions])
-        theirs = expected[key].reshape(ours.shape)
-        if ours.dtype.kind in "SOU":
-            np.testing.assert_array_equal(ours.astype(bytes), theirs.astype(bytes), err_msg=key)
-        else:
-            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6, err_msg=key)
-    metrics = est.evaluate(lambda: _dataset(inputs))
-    theirs = json.loads((FIXTURES / FIXTURE / "eval.json").read_text())
-    assert sorted(metrics) == sorted(theirs)
-    for key, value in theirs.items():
-        np.testing.assert_allclose(metrics[key], value, rtol=1e-4, atol=1e-5, err_msg=key)
-
-
-def test_training_from_2_15s_step_10_reproduces_its_step_20(tmp_path):
-    est = _fixture_estimator(_model_dir_at(FIXTURE, 10, tmp_path))
-    inputs = _case(FIXTURE)["train_input"]
-    assert inputs["batches_per_epoch"] == 5
-    est.train(lambda: _dataset(inputs, repeat=True), steps=10)
-    ours = est.latest_checkpoint()
-    theirs = str(FIXTURES / FIXTURE / "model_dir" / "model.ckpt-20")
-    names = sorted(n for n, _ in tf.train.list_variables(theirs))
-    assert names == sorted(n for n, _ in tf.train.list_variables(ours))
-    for variable in names:
-        np.testing.assert_allclose(
-            tf.train.load_variable(ours, variable),
-            tf.train.load_variable(theirs, variable),
-            rtol=1e-5,
-            atol=1e-6,
-            err_msg=variable,
-        )

@@ -82,3 +82,25 @@ def test_two_replicas_train_as_one_device(tmp_path):
         np.testing.assert_allclose(
             two.get_variable_value(name), one.get_variable_value(name), rtol=1e-5, atol=1e-6
         )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda cols, d: ke.DNNClassifier([4], cols, n_classes=3, model_dir=d),
+        lambda cols, d: ke.LinearRegressor(cols, model_dir=d),
+        lambda cols, d: ke.DNNLinearCombinedClassifier(
+            d, linear_feature_columns=cols, dnn_feature_columns=cols, dnn_hidden_units=[2]
+        ),
+    ],
+)
+def test_a_feature_the_columns_need_and_input_fn_lacks_is_named(make, tmp_path):
+    columns = [tf.feature_column.numeric_column("x"), tf.feature_column.numeric_column("z")]
+    est = make(columns, str(tmp_path))
+
+    def input_fn():
+        features = {"x": np.zeros([4], np.float32), "y": np.zeros([4], np.float32)}
+        return tf.data.Dataset.from_tensors((features, np.array([0, 1, 2, 1]))).repeat()
+
+    with pytest.raises(ValueError, match=r"read features \['z'\].*it gave \['x', 'y'\]"):
+        est.train(input_fn, steps=1)

@@ -13,7 +13,7 @@ model_dirs written by 2.15 restore and train on here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import tensorflow as tf
@@ -30,6 +30,23 @@ from keras_estimator._src.head.regression_heads import RegressionHead
 from keras_estimator._src.v1_layers import core, dense, normalization
 
 
+def check_features(features: Any, feature_columns: Sequence[Any]) -> None:
+    """Fails clearly when input_fn lacks a feature the columns read."""
+    if not isinstance(features, Mapping):
+        return  # a single tensor: the columns' own error names the problem
+    try:
+        needed = set(tf.feature_column.make_parse_example_spec(list(feature_columns)))
+    except (ValueError, TypeError):
+        return  # columns without a parse spec are checked when they are built
+    missing = sorted(needed - set(features))
+    if missing:
+        raise ValueError(
+            f"The feature columns read features {missing} that input_fn did not give; "
+            f"it gave {sorted(features)}. Return them from input_fn, or change "
+            f"feature_columns."
+        )
+
+
 def dnn_logits(
     features: Any,
     feature_columns: Sequence[Any],
@@ -41,6 +58,7 @@ def dnn_logits(
     mode: str,
 ) -> tf.Tensor:
     """The logits of the network the module describes."""
+    check_features(features, feature_columns)
     training = mode == ModeKeys.TRAIN
     with tf.compat.v1.variable_scope("dnn"):
         with tf.compat.v1.variable_scope("input_from_feature_columns"):

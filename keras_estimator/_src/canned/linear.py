@@ -16,7 +16,11 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.canned import optimizers
-from keras_estimator._src.canned.dnn import check_feature_columns, classification_head
+from keras_estimator._src.canned.dnn import (
+    check_feature_columns,
+    check_features,
+    classification_head,
+)
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head
 from keras_estimator._src.head.regression_heads import RegressionHead
@@ -36,6 +40,7 @@ def linear_logits(
     features: Any, feature_columns: Sequence[Any], logits_dimension: int, sparse_combiner: str
 ) -> tf.Tensor:
     """The linear model's logits under 2.15's variable names."""
+    check_features(features, feature_columns)
     with tf.compat.v1.variable_scope("linear"):
         return tf.compat.v1.feature_column.linear_model(
             features,

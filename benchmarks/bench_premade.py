@@ -10,9 +10,16 @@ at equal steps on held-out rows of the bundled iris data:
 
 * DNNClassifier, hidden_units [30, 10], 3 classes: accuracy;
 * DNNRegressor, hidden_units [16], petal width from the other three
-  measurements: average loss.
+  measurements: average loss;
+* LinearClassifier and LinearRegressor (default Ftrl) on the same tasks;
+* DNNLinearCombinedClassifier: a bucketized petal length in the linear
+  part, the four measurements in the network ([30, 10], Adam);
+* BaselineRegressor: the mean petal width (given one feature: with the
+  three measurements, 2.15's BaselineRegressor stops at "GetNext() failed
+  because the iterator has not been initialized");
+* tf.compat.v1.estimator.DNNClassifier ([30, 10], Adam, summed loss).
 
-Both use optimizer 'Adam'. With the default Adagrad at 0.001, a few
+The DNN ones use optimizer 'Adam'. With the default Adagrad at 0.001, a few
 thousand steps leave these unscaled inputs under-trained, and the metric
 then depends on the initial weights, which differ between the two
 TensorFlow versions (DNNRegressor over seeds 1-5, 3200 steps: 2.15 gave
@@ -93,6 +100,66 @@ def worker(train_steps: int) -> dict:
             x["petal_width"],
             "average_loss",
         ),
+        "LinearClassifier": (
+            lambda d: tf.estimator.LinearClassifier(
+                feature_columns=[tf.feature_column.numeric_column(n) for n in names],
+                n_classes=3,
+                model_dir=d,
+                config=tf.estimator.RunConfig(tf_random_seed=1),
+            ),
+            x,
+            classes,
+            "accuracy",
+        ),
+        "LinearRegressor": (
+            lambda d: tf.estimator.LinearRegressor(
+                feature_columns=[tf.feature_column.numeric_column(n) for n in regression_x],
+                model_dir=d,
+                config=tf.estimator.RunConfig(tf_random_seed=1),
+            ),
+            regression_x,
+            x["petal_width"],
+            "average_loss",
+        ),
+        "DNNLinearCombinedClassifier": (
+            lambda d: tf.estimator.DNNLinearCombinedClassifier(
+                linear_feature_columns=[
+                    tf.feature_column.bucketized_column(
+                        tf.feature_column.numeric_column("petal_length"), [2.5, 5.0]
+                    )
+                ],
+                dnn_feature_columns=[tf.feature_column.numeric_column(n) for n in names],
+                dnn_hidden_units=[30, 10],
+                dnn_optimizer="Adam",
+                n_classes=3,
+                model_dir=d,
+                config=tf.estimator.RunConfig(tf_random_seed=1),
+            ),
+            x,
+            classes,
+            "accuracy",
+        ),
+        "BaselineRegressor": (
+            lambda d: tf.estimator.BaselineRegressor(
+                model_dir=d, config=tf.estimator.RunConfig(tf_random_seed=1)
+            ),
+            {"petal_length": x["petal_length"]},
+            x["petal_width"],
+            "average_loss",
+        ),
+        "v1 DNNClassifier": (
+            lambda d: tf.compat.v1.estimator.DNNClassifier(
+                hidden_units=[30, 10],
+                feature_columns=[tf.feature_column.numeric_column(n) for n in names],
+                n_classes=3,
+                optimizer="Adam",
+                model_dir=d,
+                config=tf.estimator.RunConfig(tf_random_seed=1),
+            ),
+            x,
+            classes,
+            "accuracy",
+        ),
     }
     for name, (make, features, labels, metric) in cases.items():
         estimator = make(tempfile.mkdtemp())
@@ -153,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         rounds.append({"ours": results[True], "reference": results[False]})
 
     print(f"{args.train_steps} train steps after {WARMUP_STEPS}; medians of {args.rounds} rounds")
-    print(f"{'estimator':<16} {'2.15 steps/s':>13} {'ours steps/s':>13} {'ratio':>16}   metric")
+    print(f"{'estimator':<28} {'2.15 steps/s':>13} {'ours steps/s':>13} {'ratio':>16}   metric")
     summary = {}
     for name in rounds[0]["ours"]:
         metric = next(k for k in rounds[0]["ours"][name] if k not in (
@@ -166,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         our_metric = statistics.median(r["ours"][name][metric] for r in rounds)
         ratio = statistics.median(ratios)
         print(
-            f"{name:<16} {ref_rate:>13,.0f} {our_rate:>13,.0f} "
+            f"{name:<28} {ref_rate:>13,.0f} {our_rate:>13,.0f} "
             f"{ratio:>6.2f}x ({min(ratios):.2f}-{max(ratios):.2f})   "
             f"{metric} 2.15 {ref_metric:.4f}, ours {our_metric:.4f}"
         )

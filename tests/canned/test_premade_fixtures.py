@@ -33,6 +33,8 @@ DNN_CASES = [
     "baseline_regressor",
     "dnn_linear_combined_classifier",
     "dnn_linear_combined_regressor",
+    "v1_dnn_classifier",
+    "v1_linear_classifier",
 ]
 
 
@@ -196,8 +198,7 @@ def _serialized_examples(features):
     return examples
 
 
-# tests/canned/test_v1_premade.py restores and trains the v1 cases.
-@pytest.mark.parametrize("name", [*DNN_CASES, "v1_dnn_classifier", "v1_linear_classifier"])
+@pytest.mark.parametrize("name", DNN_CASES)
 def test_exported_signatures_are_2_15s_and_serve_its_predictions(name, tmp_path):
     case = _case(name)
     est = _estimator(case, _model_dir_at(name, 20, tmp_path))

@@ -8,7 +8,6 @@ batches reproduces its step 20, plain v1 slots and global step included. The
 constructors take 2.15's v1 signatures (`tf_estimator_2_15_api.tsv`).
 """
 
-import inspect
 import json
 import shutil
 from pathlib import Path
@@ -20,21 +19,9 @@ import tensorflow as tf
 import keras_estimator as ke
 from keras_estimator._src.canned import v1_dnn_linear_combined, v1_optimizers
 from tests.canned.test_premade_fixtures import _column, _dataset
-from tests.canned.test_v1_premade import (
-    API_TABLE,
-    _default,
-    _parameters,
-    _table_signature,
-)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf215_v1_combined"
 CASE = "v1_dnn_linear_combined_classifier"
-CLASSES = [
-    "DNNLinearCombinedClassifier",
-    "DNNLinearCombinedRegressor",
-    "DNNLinearCombinedEstimator",
-]
-
 
 def _case():
     return json.loads((FIXTURES / CASE / "case.json").read_text())
@@ -110,17 +97,6 @@ def test_training_from_2_15s_v1_step_10_reproduces_its_step_20(tmp_path):
             atol=1e-6,
             err_msg=variable,
         )
-
-
-@pytest.mark.skipif(not API_TABLE.exists(), reason="2.15 API table not available")
-@pytest.mark.parametrize("name", CLASSES)
-def test_v1_signatures_match_2_15(name):
-    expected = _parameters(_table_signature(f"tf.compat.v1.estimator.{name}"))
-    parameters = inspect.signature(
-        getattr(v1_dnn_linear_combined, name)
-    ).parameters.values()
-    ours = [(p.name, _default(p.default)) for p in parameters]
-    assert ours == expected
 
 
 def _wine_like(rows=32):

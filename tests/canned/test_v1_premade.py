@@ -1,17 +1,13 @@
 """The `tf.compat.v1.estimator` premade classes against tf.estimator 2.15.
 
-The v1 fixtures (`tests/fixtures/tf215_premade/v1_*`, written by 2.15's
-`tf.compat.v1.estimator.DNNClassifier` / `LinearClassifier`) restore here to
-2.15's predictions and metrics, and training from 2.15's step 10 on its
-batches reproduces its step 20, v1 slots included. The constructors take
-2.15's v1 signatures (`tf_estimator_2_15_api.tsv`).
+The v1 fixtures (`tests/fixtures/tf215_premade/v1_*`) are restored, trained
+on and exported in `test_premade_fixtures.py`, and the signatures are checked
+in `tests/integration/test_api_parity.py`; here: v1 optimizers by name,
+instance and callable with 2.15's slot names, defaults, and bad arguments.
 """
 
-import ast
 import inspect
 import json
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,112 +17,13 @@ import keras_estimator as ke
 from keras_estimator._src.canned import v1_estimators, v1_optimizers
 from tests.canned.test_premade_fixtures import (
     FIXTURES,
-    _case,
-    _column,
-    _dataset,
-    _model_dir_at,
 )
-
-V1_CASES = ["v1_dnn_classifier", "v1_linear_classifier"]
-V1_CLASSES = [
-    "DNNClassifier",
-    "DNNRegressor",
-    "DNNEstimator",
-    "LinearClassifier",
-    "LinearRegressor",
-    "LinearEstimator",
-    "BaselineClassifier",
-    "BaselineRegressor",
-    "BaselineEstimator",
-]
-API_TABLE = Path("/work/shared/reference/tf_estimator_2_15_api.tsv")
-if not API_TABLE.exists():
-    API_TABLE = Path(__file__).resolve().parents[3] / "shared/reference/tf_estimator_2_15_api.tsv"
-
-
-def _estimator(case, model_dir):
-    spec = case["estimator"]
-    assert spec["namespace"] == "tf.compat.v1.estimator"
-    args = dict(spec["args"])
-    args["feature_columns"] = [_column(c) for c in args["feature_columns"]]
-    config = ke.RunConfig(tf_random_seed=spec["config"]["tf_random_seed"])
-    return getattr(v1_estimators, spec["class"])(model_dir=str(model_dir), config=config, **args)
-
-
-@pytest.mark.parametrize("name", V1_CASES)
-def test_2_15_v1_model_dirs_restore_to_its_predictions_and_metrics(name, tmp_path):
-    case = _case(name)
-    est = _estimator(case, _model_dir_at(name, 20, tmp_path))
-    inputs = case["eval_input"]
-    expected = np.load(FIXTURES / name / "predictions.npz")
-    predictions = list(est.predict(lambda: _dataset(inputs, labels=False)))
-    assert sorted(predictions[0]) == sorted(expected.files)
-    for key in expected.files:
-        ours = np.stack([p[key] for p in predictions])
-        theirs = expected[key].reshape(ours.shape)
-        if ours.dtype.kind in "SOU":
-            np.testing.assert_array_equal(ours.astype(bytes), theirs.astype(bytes), err_msg=key)
-        else:
-            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6, err_msg=key)
-    metrics = est.evaluate(lambda: _dataset(inputs))
-    theirs = json.loads((FIXTURES / name / "eval.json").read_text())
-    assert sorted(metrics) == sorted(theirs)
-    for key, value in theirs.items():
-        np.testing.assert_allclose(metrics[key], value, rtol=1e-4, atol=1e-5, err_msg=key)
-
-
-@pytest.mark.parametrize("name", V1_CASES)
-def test_training_from_2_15s_v1_step_10_reproduces_its_step_20(name, tmp_path):
-    case = _case(name)
-    est = _estimator(case, _model_dir_at(name, 10, tmp_path))
-    inputs = case["train_input"]
-    assert inputs["batches_per_epoch"] == 5
-    est.train(lambda: _dataset(inputs, repeat=True), steps=10)
-    ours = est.latest_checkpoint()
-    theirs = str(FIXTURES / name / "model_dir" / "model.ckpt-20")
-    names = sorted(n for n, _ in tf.train.list_variables(theirs))
-    assert names == sorted(n for n, _ in tf.train.list_variables(ours))
-    for variable in names:
-        np.testing.assert_allclose(
-            tf.train.load_variable(ours, variable),
-            tf.train.load_variable(theirs, variable),
-            rtol=1e-5,
-            atol=1e-6,
-            err_msg=variable,
-        )
-
-
-def _table_signature(symbol):
-    for line in API_TABLE.read_text().splitlines():
-        fields = line.split("\t")
-        if fields[0] == symbol:
-            return fields[2]
-    raise AssertionError(f"{symbol} is not in {API_TABLE}")
-
-
-def _parameters(signature):
-    """(name, default) pairs of a signature string; functions by their name."""
-    text = re.sub(r"<function (\w+) at 0x[0-9a-f]+>", r"'<function \1>'", signature)
-    call = ast.parse(f"f{text}", mode="eval").body
-    assert isinstance(call, ast.Call)
-    pairs = [(arg.id, inspect.Parameter.empty) for arg in call.args]
-    pairs += [(kw.arg, ast.literal_eval(kw.value)) for kw in call.keywords]
-    return pairs
 
 
 def _default(value):
     if value is not inspect.Parameter.empty and callable(value):
         return f"<function {value.__name__}>"
     return value
-
-
-@pytest.mark.skipif(not API_TABLE.exists(), reason="2.15 API table not available")
-@pytest.mark.parametrize("name", V1_CLASSES)
-def test_v1_signatures_match_2_15(name):
-    expected = _parameters(_table_signature(f"tf.compat.v1.estimator.{name}"))
-    parameters = list(inspect.signature(getattr(v1_estimators, name)).parameters.values())
-    ours = [(p.name, _default(p.default)) for p in parameters]
-    assert ours == expected
 
 
 def _wine_like(rows=32):

@@ -216,6 +216,47 @@ IMPLEMENTED |= {
     )
 }
 
+# Premade estimators, heads, parse-spec helpers and logit-fn API, both namespaces.
+_PREMADE = (
+    "BaselineClassifier",
+    "BaselineEstimator",
+    "BaselineRegressor",
+    "DNNClassifier",
+    "DNNEstimator",
+    "DNNRegressor",
+    "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedEstimator",
+    "DNNLinearCombinedRegressor",
+    "LinearClassifier",
+    "LinearEstimator",
+    "LinearRegressor",
+)
+_HEADS = (
+    "Head",
+    "BinaryClassHead",
+    "MultiClassHead",
+    "MultiLabelHead",
+    "MultiHead",
+    "RegressionHead",
+    "PoissonRegressionHead",
+    "LogisticRegressionHead",
+)
+IMPLEMENTED |= {
+    f"{namespace}.{name}"
+    for namespace in ("tf.estimator", "tf.compat.v1.estimator")
+    for name in (
+        *_PREMADE,
+        *_HEADS,
+        "classifier_parse_example_spec",
+        "regressor_parse_example_spec",
+        "experimental.call_logit_fn",
+    )
+}
+IMPLEMENTED |= {
+    "tf.compat.v1.estimator.experimental.dnn_logit_fn_builder",
+    "tf.compat.v1.estimator.experimental.linear_logit_fn_builder",
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class ApiRow:

@@ -162,7 +162,7 @@ def test_default_learning_rates_are_2_15s():
     # 2.15 (facts.json): Adagrad at 0.001, Ftrl at min(0.005, 1/sqrt(n columns)).
     assert v1_dnn_linear_combined.DNN_LEARNING_RATE == 0.001
     assert v1_dnn_linear_combined.linear_learning_rate(3) == 0.005
-    part = v1_dnn_linear_combined._Part("Ftrl", 0.005).optimizer()
+    part = v1_optimizers.DeferredOptimizer("Ftrl", 0.005).get()
     assert isinstance(part, v1_optimizers.V1Optimizer)
     assert part.name == "Ftrl" and part.settings["learning_rate"] == 0.005
 

@@ -16,7 +16,7 @@ import tensorflow as tf
 from keras_estimator._src.canned import optimizers
 from keras_estimator._src.canned.dnn import classification_head
 from keras_estimator._src.estimator.estimator import Estimator
-from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head
+from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
 from keras_estimator._src.head.regression_heads import RegressionHead
 
 LEARNING_RATE = 0.3
@@ -67,11 +67,7 @@ class BaselineEstimator(Estimator):
         optimizer: Any = "Ftrl",
         config: Any = None,
     ) -> None:
-        if not isinstance(head, Head):
-            raise TypeError(
-                f"head must be a keras_estimator Head (MultiClassHead, ...), got "
-                f"{type(head).__name__}: {head!r}."
-            )
+        check_head(head)
         canned_optimizer = optimizers.get_optimizer(optimizer, learning_rate=LEARNING_RATE)
         super().__init__(
             model_fn=baseline_model_fn(head, canned_optimizer), model_dir=model_dir, config=config

@@ -21,7 +21,7 @@ import tensorflow as tf
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.canned import optimizers
 from keras_estimator._src.estimator.estimator import Estimator
-from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head
+from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
 from keras_estimator._src.head.classification_heads import (
     BinaryClassHead,
     MultiClassHead,
@@ -127,11 +127,7 @@ class DNNEstimator(Estimator):
         warm_start_from: Any = None,
         batch_norm: bool = False,
     ) -> None:
-        if not isinstance(head, Head):
-            raise TypeError(
-                f"head must be a keras_estimator Head (MultiClassHead, ...), got "
-                f"{type(head).__name__}: {head!r}."
-            )
+        check_head(head)
         units = check_hidden_units(hidden_units)
         columns = check_feature_columns(feature_columns)
         check_dropout(dropout)

@@ -13,6 +13,7 @@ model_dirs written by 2.15 restore and train on here.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,7 +30,7 @@ from keras_estimator._src.canned.dnn import (
 )
 from keras_estimator._src.canned.linear import check_sparse_combiner, linear_logits
 from keras_estimator._src.estimator.estimator import Estimator
-from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head
+from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
 from keras_estimator._src.head.regression_heads import RegressionHead
 
 DNN_LEARNING_RATE = 0.001
@@ -41,63 +42,131 @@ def linear_learning_rate(num_linear_feature_columns: int) -> float:
     return min(LINEAR_LEARNING_RATE, 1.0 / math.sqrt(num_linear_feature_columns))
 
 
-def _trainable_since(before: set[int]) -> list[Any]:
-    return [v for v in tf.compat.v1.trainable_variables() if id(v) not in before]
+@dataclasses.dataclass(frozen=True)
+class WideAndDeep:
+    """The checked arguments of both parts, and the logits they compute.
 
+    The v1 classes (`canned.v1_dnn_linear_combined`) build the same network;
+    only their optimizers and loss reduction differ.
+    """
 
-def dnn_linear_combined_model_fn(
-    head: Head,
-    linear_feature_columns: Sequence[Any],
-    linear_optimizer: Any,
-    dnn_feature_columns: Sequence[Any],
-    dnn_optimizer: Any,
-    dnn_hidden_units: Sequence[int],
-    dnn_activation_fn: Callable[[Any], Any],
-    dnn_dropout: float | None,
-    batch_norm: bool,
-    linear_sparse_combiner: str,
-) -> Callable[..., Any]:
-    """A model_fn training the wide and the deep part, each with its optimizer."""
+    linear_columns: tuple[Any, ...]
+    dnn_columns: tuple[Any, ...]
+    hidden_units: tuple[int, ...]
+    activation_fn: Callable[[Any], Any]
+    dropout: float | None
+    batch_norm: bool
+    sparse_combiner: str
 
-    def model_fn(features: Any, labels: Any, mode: str) -> Any:
+    @classmethod
+    def checked(
+        cls,
+        linear_feature_columns: Any,
+        dnn_feature_columns: Any,
+        dnn_hidden_units: Any,
+        dnn_activation_fn: Callable[[Any], Any],
+        dnn_dropout: Any,
+        batch_norm: bool,
+        linear_sparse_combiner: str,
+    ) -> WideAndDeep:
+        if not linear_feature_columns and not dnn_feature_columns:
+            raise ValueError(
+                "Give linear_feature_columns, dnn_feature_columns or both; got "
+                f"linear_feature_columns={linear_feature_columns!r} and "
+                f"dnn_feature_columns={dnn_feature_columns!r}."
+            )
+        linear_columns: tuple[Any, ...] = ()
+        if linear_feature_columns:
+            linear_columns = check_feature_columns(linear_feature_columns)
+        dnn_columns: tuple[Any, ...] = ()
+        units: tuple[int, ...] = ()
+        if dnn_feature_columns:
+            if not dnn_hidden_units:
+                raise ValueError(
+                    f"dnn_hidden_units must be given with dnn_feature_columns (layer "
+                    f"sizes such as [64, 32]), got {dnn_hidden_units!r}."
+                )
+            dnn_columns = check_feature_columns(dnn_feature_columns)
+            units = check_hidden_units(dnn_hidden_units)
+            check_dropout(dnn_dropout)
+        check_sparse_combiner(linear_sparse_combiner)
+        return cls(
+            linear_columns,
+            dnn_columns,
+            units,
+            dnn_activation_fn,
+            dnn_dropout,
+            bool(batch_norm),
+            linear_sparse_combiner,
+        )
+
+    def logits(
+        self, features: Any, logits_dimension: int, mode: str
+    ) -> tuple[tf.Tensor, list[Any] | None, list[Any] | None]:
+        """(logits, the network's trainable variables, the linear model's).
+
+        A part left out has None for its variables; the network is built
+        first, as in 2.15.
+        """
         if not isinstance(features, dict):
             raise ValueError(
                 f"DNNLinearCombined estimators need features as a dict of tensors keyed "
                 f"by feature name; input_fn gave {type(features).__name__}."
             )
-        parts: list[tuple[Any, list[Any]]] = []  # (optimizer, variables)
         logits = []
-        update_ops: list[Any] = []
-        if dnn_feature_columns:
+        dnn_variables = linear_variables = None
+        if self.dnn_columns:
             before = {id(v) for v in tf.compat.v1.trainable_variables()}
-            updates_before = len(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS))
             logits.append(
                 dnn_logits(
                     features,
-                    dnn_feature_columns,
-                    dnn_hidden_units,
-                    head.logits_dimension,
-                    dnn_activation_fn,
-                    dnn_dropout,
-                    batch_norm,
+                    self.dnn_columns,
+                    self.hidden_units,
+                    logits_dimension,
+                    self.activation_fn,
+                    self.dropout,
+                    self.batch_norm,
                     mode,
                 )
             )
-            parts.append((dnn_optimizer, _trainable_since(before)))
-            update_ops = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)[
-                updates_before:
-            ]
-        if linear_feature_columns:
+            dnn_variables = _trainable_since(before)
+        if self.linear_columns:
             before = {id(v) for v in tf.compat.v1.trainable_variables()}
             logits.append(
                 linear_logits(
-                    features,
-                    linear_feature_columns,
-                    head.logits_dimension,
-                    linear_sparse_combiner,
+                    features, self.linear_columns, logits_dimension, self.sparse_combiner
                 )
             )
-            parts.append((linear_optimizer, _trainable_since(before)))
+            linear_variables = _trainable_since(before)
+        summed = tf.add_n(logits) if len(logits) > 1 else logits[0]
+        return summed, dnn_variables, linear_variables
+
+
+def _trainable_since(before: set[int]) -> list[Any]:
+    return [v for v in tf.compat.v1.trainable_variables() if id(v) not in before]
+
+
+def dnn_linear_combined_model_fn(
+    head: Head, network: WideAndDeep, linear_optimizer: Any, dnn_optimizer: Any
+) -> Callable[..., Any]:
+    """A model_fn training the wide and the deep part, each with its optimizer."""
+
+    def model_fn(features: Any, labels: Any, mode: str) -> Any:
+        updates_before = len(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS))
+        logits, dnn_variables, linear_variables = network.logits(
+            features, head.logits_dimension, mode
+        )
+        update_ops = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)[
+            updates_before:
+        ]
+        parts = [
+            (optimizer, variables)
+            for optimizer, variables in (
+                (dnn_optimizer, dnn_variables),
+                (linear_optimizer, linear_variables),
+            )
+            if variables is not None
+        ]
 
         def train_op_fn(loss: Any) -> Any:
             replicas = tf.distribute.get_strategy().num_replicas_in_sync
@@ -112,7 +181,7 @@ def dnn_linear_combined_model_fn(
         return head.create_estimator_spec(
             features,
             mode,
-            tf.add_n(logits) if len(logits) > 1 else logits[0],
+            logits,
             labels=labels,
             train_op_fn=train_op_fn,
             regularization_losses=tf.compat.v1.losses.get_regularization_losses(),
@@ -134,50 +203,25 @@ def _checked_model_fn(
     linear_sparse_combiner: str,
 ) -> Callable[..., Any]:
     """The model_fn for these arguments, after checking them."""
-    if not isinstance(head, Head):
-        raise TypeError(
-            f"head must be a keras_estimator Head (MultiClassHead, ...), got "
-            f"{type(head).__name__}: {head!r}."
-        )
-    if not linear_feature_columns and not dnn_feature_columns:
-        raise ValueError(
-            "Give linear_feature_columns, dnn_feature_columns or both; got "
-            f"linear_feature_columns={linear_feature_columns!r} and "
-            f"dnn_feature_columns={dnn_feature_columns!r}."
-        )
-    linear_columns: tuple[Any, ...] = ()
-    canned_linear = None
-    if linear_feature_columns:
-        linear_columns = check_feature_columns(linear_feature_columns)
-        canned_linear = optimizers.get_optimizer(
-            linear_optimizer, learning_rate=linear_learning_rate(len(linear_columns))
-        )
-    dnn_columns: tuple[Any, ...] = ()
-    units: tuple[int, ...] = ()
-    canned_dnn = None
-    if dnn_feature_columns:
-        if not dnn_hidden_units:
-            raise ValueError(
-                f"dnn_hidden_units must be given with dnn_feature_columns (layer sizes "
-                f"such as [64, 32]), got {dnn_hidden_units!r}."
-            )
-        dnn_columns = check_feature_columns(dnn_feature_columns)
-        units = check_hidden_units(dnn_hidden_units)
-        check_dropout(dnn_dropout)
-        canned_dnn = optimizers.get_optimizer(dnn_optimizer, learning_rate=DNN_LEARNING_RATE)
-    check_sparse_combiner(linear_sparse_combiner)
-    return dnn_linear_combined_model_fn(
-        head,
-        linear_columns,
-        canned_linear,
-        dnn_columns,
-        canned_dnn,
-        units,
+    check_head(head)
+    network = WideAndDeep.checked(
+        linear_feature_columns,
+        dnn_feature_columns,
+        dnn_hidden_units,
         dnn_activation_fn,
         dnn_dropout,
-        bool(batch_norm),
+        batch_norm,
         linear_sparse_combiner,
     )
+    canned_linear = None
+    if network.linear_columns:
+        canned_linear = optimizers.get_optimizer(
+            linear_optimizer, learning_rate=linear_learning_rate(len(network.linear_columns))
+        )
+    canned_dnn = None
+    if network.dnn_columns:
+        canned_dnn = optimizers.get_optimizer(dnn_optimizer, learning_rate=DNN_LEARNING_RATE)
+    return dnn_linear_combined_model_fn(head, network, canned_linear, canned_dnn)
 
 
 class DNNLinearCombinedEstimator(Estimator):

@@ -22,7 +22,7 @@ from keras_estimator._src.canned.dnn import (
     classification_head,
 )
 from keras_estimator._src.estimator.estimator import Estimator
-from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head
+from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
 from keras_estimator._src.head.regression_heads import RegressionHead
 
 LEARNING_RATE = 0.2
@@ -82,11 +82,7 @@ class LinearEstimator(Estimator):
         sparse_combiner: str = "sum",
         warm_start_from: Any = None,
     ) -> None:
-        if not isinstance(head, Head):
-            raise TypeError(
-                f"head must be a keras_estimator Head (MultiClassHead, ...), got "
-                f"{type(head).__name__}: {head!r}."
-            )
+        check_head(head)
         check_sparse_combiner(sparse_combiner)
         columns = check_feature_columns(feature_columns)
         canned_optimizer = optimizers.get_optimizer(optimizer, learning_rate=LEARNING_RATE)

@@ -27,24 +27,18 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.canned import v1_optimizers
-from keras_estimator._src.canned.dnn import (
-    check_dropout,
-    check_feature_columns,
-    check_hidden_units,
-    classification_head,
-    dnn_logits,
+from keras_estimator._src.canned.dnn import classification_head
+from keras_estimator._src.canned.dnn_linear_combined import (
+    WideAndDeep,
+    linear_learning_rate,
 )
-from keras_estimator._src.canned.dnn_linear_combined import linear_learning_rate
-from keras_estimator._src.canned.linear import check_sparse_combiner, linear_logits
 from keras_estimator._src.canned.v1_estimators import (
     WEIGHTED_SUM,
-    _check_head,
-    _deferred,
-    _ignore_partitioner,
+    ignore_partitioner,
     v1_loss_reduction,
 )
 from keras_estimator._src.estimator.estimator import Estimator
-from keras_estimator._src.head.base_head import Head
+from keras_estimator._src.head.base_head import Head, check_head
 from keras_estimator._src.head.regression_heads import RegressionHead
 
 DNN_LEARNING_RATE = 0.001
@@ -52,75 +46,25 @@ DNN_LEARNING_RATE = 0.001
 _NON_SLOT_SCOPE = "head/"
 
 
-class _Part:
-    """One part's optimizer: made now from a name or an instance, or in model_fn
-    from a callable, as 2.15 did."""
-
-    def __init__(self, optimizer: Any, learning_rate: float) -> None:
-        self._spec = optimizer
-        self._learning_rate = learning_rate
-        self._optimizer = (
-            None
-            if _deferred(optimizer)
-            else v1_optimizers.get_v1_optimizer(optimizer, learning_rate)
-        )
-
-    def optimizer(self) -> v1_optimizers.V1Optimizer:
-        return self._optimizer or v1_optimizers.get_v1_optimizer(
-            self._spec, self._learning_rate
-        )
-
-
-def _trainable_since(before: set[int]) -> list[Any]:
-    return [v for v in tf.compat.v1.trainable_variables() if id(v) not in before]
-
-
 def _v1_combined_model_fn(
     head: Head,
-    linear_columns: tuple[Any, ...],
-    linear_part: _Part | None,
-    dnn_columns: tuple[Any, ...],
-    dnn_part: _Part | None,
-    hidden_units: tuple[int, ...],
-    activation_fn: Callable[[Any], Any],
-    dropout: float | None,
-    batch_norm: bool,
-    sparse_combiner: str,
+    network: WideAndDeep,
+    linear_optimizer: v1_optimizers.DeferredOptimizer | None,
+    dnn_optimizer: v1_optimizers.DeferredOptimizer | None,
 ) -> Callable[..., Any]:
     def model_fn(features: Any, labels: Any, mode: str) -> Any:
-        if not isinstance(features, dict):
-            raise ValueError(
-                f"DNNLinearCombined estimators need features as a dict of tensors keyed "
-                f"by feature name; input_fn gave {type(features).__name__}."
-            )
+        logits, dnn_variables, linear_variables = network.logits(
+            features, head.logits_dimension, mode
+        )
         # (optimizer, variables), the network first as in 2.15.
-        parts: list[tuple[v1_optimizers.V1Optimizer, list[Any]]] = []
-        logits = []
-        if dnn_part is not None:
-            optimizer = dnn_part.optimizer()
-            before = {id(v) for v in tf.compat.v1.trainable_variables()}
-            logits.append(
-                dnn_logits(
-                    features,
-                    dnn_columns,
-                    hidden_units,
-                    head.logits_dimension,
-                    activation_fn,
-                    dropout,
-                    batch_norm,
-                    mode,
-                )
+        parts = [
+            (optimizer.get(), variables)
+            for optimizer, variables in (
+                (dnn_optimizer, dnn_variables),
+                (linear_optimizer, linear_variables),
             )
-            parts.append((optimizer, _trainable_since(before)))
-        if linear_part is not None:
-            optimizer = linear_part.optimizer()
-            before = {id(v) for v in tf.compat.v1.trainable_variables()}
-            logits.append(
-                linear_logits(
-                    features, linear_columns, head.logits_dimension, sparse_combiner
-                )
-            )
-            parts.append((optimizer, _trainable_since(before)))
+            if optimizer is not None and variables is not None
+        ]
 
         def train_op_fn(loss: tf.Tensor) -> Any:
             updates = [
@@ -135,7 +79,7 @@ def _v1_combined_model_fn(
         return head.create_estimator_spec(
             features,
             mode,
-            tf.add_n(logits) if len(logits) > 1 else logits[0],
+            logits,
             labels=labels,
             train_op_fn=train_op_fn,
             update_ops=tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS),
@@ -158,45 +102,26 @@ def _checked_model_fn(
     batch_norm: bool,
     linear_sparse_combiner: str,
 ) -> Callable[..., Any]:
-    head = _check_head(head)
-    if not linear_feature_columns and not dnn_feature_columns:
-        raise ValueError(
-            "Give linear_feature_columns, dnn_feature_columns or both; got "
-            f"linear_feature_columns={linear_feature_columns!r} and "
-            f"dnn_feature_columns={dnn_feature_columns!r}."
-        )
-    _ignore_partitioner("input_layer_partitioner", input_layer_partitioner)
-    check_sparse_combiner(linear_sparse_combiner)
-    linear_columns: tuple[Any, ...] = ()
-    linear_part = None
-    if linear_feature_columns:
-        linear_columns = check_feature_columns(linear_feature_columns)
-        linear_part = _Part(linear_optimizer, linear_learning_rate(len(linear_columns)))
-    dnn_columns: tuple[Any, ...] = ()
-    units: tuple[int, ...] = ()
-    dnn_part = None
-    if dnn_feature_columns:
-        if not dnn_hidden_units:
-            raise ValueError(
-                f"dnn_hidden_units must be given with dnn_feature_columns (layer sizes "
-                f"such as [64, 32]), got {dnn_hidden_units!r}."
-            )
-        dnn_columns = check_feature_columns(dnn_feature_columns)
-        units = check_hidden_units(dnn_hidden_units)
-        check_dropout(dnn_dropout)
-        dnn_part = _Part(dnn_optimizer, DNN_LEARNING_RATE)
-    return _v1_combined_model_fn(
-        head,
-        linear_columns,
-        linear_part,
-        dnn_columns,
-        dnn_part,
-        units,
+    head = check_head(head)
+    network = WideAndDeep.checked(
+        linear_feature_columns,
+        dnn_feature_columns,
+        dnn_hidden_units,
         dnn_activation_fn,
         dnn_dropout,
-        bool(batch_norm),
+        batch_norm,
         linear_sparse_combiner,
     )
+    ignore_partitioner("input_layer_partitioner", input_layer_partitioner)
+    linear = None
+    if network.linear_columns:
+        linear = v1_optimizers.DeferredOptimizer(
+            linear_optimizer, linear_learning_rate(len(network.linear_columns))
+        )
+    dnn = None
+    if network.dnn_columns:
+        dnn = v1_optimizers.DeferredOptimizer(dnn_optimizer, DNN_LEARNING_RATE)
+    return _v1_combined_model_fn(head, network, linear, dnn)
 
 
 class DNNLinearCombinedEstimator(Estimator):

@@ -38,7 +38,12 @@ from keras_estimator._src.canned.dnn import (
 )
 from keras_estimator._src.canned.linear import check_sparse_combiner, linear_logits
 from keras_estimator._src.estimator.estimator import Estimator
-from keras_estimator._src.head.base_head import SUM, SUM_OVER_BATCH_SIZE, Head
+from keras_estimator._src.head.base_head import (
+    SUM,
+    SUM_OVER_BATCH_SIZE,
+    Head,
+    check_head,
+)
 from keras_estimator._src.head.regression_heads import RegressionHead
 
 logger = logging.getLogger("keras_estimator")
@@ -78,37 +83,20 @@ def v1_loss_reduction(loss_reduction: Any, weight_column: Any) -> str:
 
 
 class _V1Training:
-    """How a v1 model trains: its optimizer (made now, or in model_fn if a
-    callable) and where 2.15 put the optimizer's variables."""
+    """How a v1 model trains: its optimizer and where 2.15 put the optimizer's
+    variables."""
 
     def __init__(
         self, optimizer: Any, learning_rate: float, slot_prefix: str, scope: str
     ) -> None:
-        self._spec = optimizer
-        self._learning_rate = learning_rate
-        # A name or an instance is checked now; a callable is called in
-        # model_fn, as 2.15 did, so its learning rate may read the global step.
-        self._optimizer = (
-            None if _deferred(optimizer) else v1_optimizers.get_v1_optimizer(
-                optimizer, learning_rate
-            )
-        )
+        self._optimizer = v1_optimizers.DeferredOptimizer(optimizer, learning_rate)
         self._slot_prefix = slot_prefix
         self._scope = scope
 
     def train_op_fn(self, loss: tf.Tensor) -> Any:
-        optimizer = self._optimizer or v1_optimizers.get_v1_optimizer(
-            self._spec, self._learning_rate
-        )
-        return optimizer.minimize(
+        return self._optimizer.get().minimize(
             loss, tf.compat.v1.trainable_variables(), self._slot_prefix, self._scope
         )
-
-
-def _deferred(optimizer: Any) -> bool:
-    return callable(optimizer) and not isinstance(
-        optimizer, (v1_optimizers.V1Optimizer, tf.compat.v1.train.Optimizer)
-    )
 
 
 def _v1_model_fn(
@@ -129,16 +117,7 @@ def _v1_model_fn(
     return model_fn
 
 
-def _check_head(head: Any) -> Head:
-    if not isinstance(head, Head):
-        raise TypeError(
-            f"head must be a keras_estimator Head (MultiClassHead, ...), got "
-            f"{type(head).__name__}: {head!r}."
-        )
-    return head
-
-
-def _ignore_partitioner(argument: str, partitioner: Any) -> None:
+def ignore_partitioner(argument: str, partitioner: Any) -> None:
     if partitioner is not None:
         logger.warning(
             "%s=%r is ignored: variables are kept whole in one process, as with "
@@ -165,11 +144,11 @@ class DNNEstimator(Estimator):
         warm_start_from: Any = None,
         batch_norm: bool = False,
     ) -> None:
-        head = _check_head(head)
+        head = check_head(head)
         units = check_hidden_units(hidden_units)
         columns = check_feature_columns(feature_columns)
         check_dropout(dropout)
-        _ignore_partitioner("input_layer_partitioner", input_layer_partitioner)
+        ignore_partitioner("input_layer_partitioner", input_layer_partitioner)
         training = _V1Training(optimizer, DNN_LEARNING_RATE, "t_0/", "dnn/head/")
 
         def logits_fn(features: Any, mode: str) -> tf.Tensor:
@@ -286,10 +265,10 @@ class LinearEstimator(Estimator):
         sparse_combiner: str = "sum",
         warm_start_from: Any = None,
     ) -> None:
-        head = _check_head(head)
+        head = check_head(head)
         check_sparse_combiner(sparse_combiner)
         columns = check_feature_columns(feature_columns)
-        _ignore_partitioner("partitioner", partitioner)
+        ignore_partitioner("partitioner", partitioner)
         # 2.15 gave a name the flat 0.2, whatever the number of columns.
         training = _V1Training(optimizer, LINEAR_LEARNING_RATE, "part_0/", "linear/head/")
 
@@ -382,7 +361,7 @@ class BaselineEstimator(Estimator):
         optimizer: Any = "Ftrl",
         config: Any = None,
     ) -> None:
-        head = _check_head(head)
+        head = check_head(head)
         training = _V1Training(optimizer, BASELINE_LEARNING_RATE, "", "head/")
 
         def logits_fn(features: Any, mode: str) -> tf.Tensor:

@@ -426,6 +426,25 @@ def _variable(name: str, shape: Any, initial: float, dtype: Any = tf.float32) ->
     )
 
 
+class DeferredOptimizer:
+    """A v1 canned estimator's optimizer argument, resolved as 2.15 did.
+
+    A name or an optimizer instance is checked and made now; a callable is
+    called in model_fn (`get`), so its learning rate may read the global step.
+    """
+
+    def __init__(self, spec: Any, learning_rate: float) -> None:
+        self._spec = spec
+        self._learning_rate = learning_rate
+        deferred = callable(spec) and not isinstance(
+            spec, (V1Optimizer, tf.compat.v1.train.Optimizer)
+        )
+        self._optimizer = None if deferred else get_v1_optimizer(spec, learning_rate)
+
+    def get(self) -> V1Optimizer:
+        return self._optimizer or get_v1_optimizer(self._spec, self._learning_rate)
+
+
 def get_v1_optimizer(spec: Any, learning_rate: float) -> V1Optimizer:
     """A `V1Optimizer` from what a v1 canned estimator's `optimizer` argument took.
 

@@ -168,6 +168,16 @@ class WeightedHead(Head):
         return f"{metric}/{self._name}" if self._name else metric
 
 
+def check_head(head: Any) -> Head:
+    """`head`, if it is a Head; a TypeError naming what was given otherwise."""
+    if not isinstance(head, Head):
+        raise TypeError(
+            f"head must be a keras_estimator Head (MultiClassHead, ...), got "
+            f"{type(head).__name__}: {head!r}."
+        )
+    return head
+
+
 def check_loss_reduction(loss_reduction: Any) -> str:
     if loss_reduction not in _REDUCTIONS:
         raise ValueError(

@@ -116,9 +116,10 @@ def _dataset(inputs, labels=True, repeat=False):
     return data.repeat() if repeat else data
 
 
-def _model_dir_at(name, step, tmp_path):
+def _model_dir_at(name, step, tmp_path, fixtures=FIXTURES):
+    """A copy of the case's 2.15 model_dir holding only its step-`step` checkpoint."""
     model_dir = tmp_path / name
-    shutil.copytree(FIXTURES / name / "model_dir", model_dir)
+    shutil.copytree(fixtures / name / "model_dir", model_dir)
     (model_dir / "checkpoint").write_text(
         f'model_checkpoint_path: "model.ckpt-{step}"\n'
         f'all_model_checkpoint_paths: "model.ckpt-{step}"\n'

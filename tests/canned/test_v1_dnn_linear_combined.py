@@ -5,11 +5,10 @@ The fixture `tests/fixtures/tf215_v1_combined/` (written by 2.15's
 linear and a DNN part; see `make_tf215_v1_combined_fixture.py`) restores here
 to 2.15's predictions and metrics, and training from its step 10 on its
 batches reproduces its step 20, plain v1 slots and global step included. The
-constructors take 2.15's v1 signatures (`tf_estimator_2_15_api.tsv`).
+constructors' 2.15 signatures are checked in `tests/integration/test_api_parity.py`.
 """
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ import tensorflow as tf
 import keras_estimator as ke
 from keras_estimator._src.canned import v1_dnn_linear_combined, v1_optimizers
 from tests.canned.test_premade_fixtures import _column, _dataset
+from tests.canned.test_premade_fixtures import _model_dir_at as fixture_model_dir_at
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf215_v1_combined"
 CASE = "v1_dnn_linear_combined_classifier"
@@ -28,16 +28,7 @@ def _case():
 
 
 def _model_dir_at(step, tmp_path):
-    model_dir = tmp_path / CASE
-    shutil.copytree(FIXTURES / CASE / "model_dir", model_dir)
-    (model_dir / "checkpoint").write_text(
-        f'model_checkpoint_path: "model.ckpt-{step}"\n'
-        f'all_model_checkpoint_paths: "model.ckpt-{step}"\n'
-    )
-    for other in model_dir.glob("model.ckpt-*"):
-        if not other.name.startswith(f"model.ckpt-{step}."):
-            other.unlink()
-    return model_dir
+    return fixture_model_dir_at(CASE, step, tmp_path, FIXTURES)
 
 
 def _estimator(case, model_dir):

@@ -14,7 +14,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.canned import optimizers
-from keras_estimator._src.canned.dnn import classification_head
+from keras_estimator._src.canned.dnn import canned_model_fn, classification_head
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
 from keras_estimator._src.head.regression_heads import RegressionHead
@@ -43,18 +43,10 @@ def baseline_logits(features: Any, logits_dimension: int) -> tf.Tensor:
 
 
 def baseline_model_fn(head: Head, optimizer: Any) -> Callable[..., Any]:
-    def model_fn(features: Any, labels: Any, mode: str) -> Any:
-        logits = baseline_logits(features, head.logits_dimension)
-        return head.create_estimator_spec(
-            features,
-            mode,
-            logits,
-            labels=labels,
-            optimizer=optimizer,
-            trainable_variables=tf.compat.v1.trainable_variables(),
-        )
+    def logits_fn(features: Any, mode: str) -> tf.Tensor:
+        return baseline_logits(features, head.logits_dimension)
 
-    return model_fn
+    return canned_model_fn(head, logits_fn, optimizer)
 
 
 class BaselineEstimator(Estimator):

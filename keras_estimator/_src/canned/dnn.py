@@ -75,6 +75,36 @@ def dnn_logits(
         return dense.dense(net, logits_dimension, name="logits")
 
 
+def canned_model_fn(
+    head: Head,
+    logits_fn: Callable[[Any, str], tf.Tensor],
+    optimizer: Any = None,
+    train_op_fn: Callable[[Any], Any] | None = None,
+) -> Callable[..., Any]:
+    """A model_fn training `logits_fn(features, mode)`'s variables through `head`.
+
+    Every trainable variable trains with `optimizer`, or `train_op_fn(loss)`
+    makes the train op; `UPDATE_OPS` (batch normalization) run with it;
+    regularization losses join the loss.
+    """
+
+    def model_fn(features: Any, labels: Any, mode: str) -> Any:
+        logits = logits_fn(features, mode)
+        return head.create_estimator_spec(
+            features,
+            mode,
+            logits,
+            labels=labels,
+            optimizer=optimizer,
+            trainable_variables=tf.compat.v1.trainable_variables(),
+            train_op_fn=train_op_fn,
+            update_ops=tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS),
+            regularization_losses=tf.compat.v1.losses.get_regularization_losses(),
+        )
+
+    return model_fn
+
+
 def dnn_model_fn(
     head: Head,
     hidden_units: Sequence[int],
@@ -86,8 +116,8 @@ def dnn_model_fn(
 ) -> Callable[..., Any]:
     """A model_fn training the network with `head` and `optimizer`."""
 
-    def model_fn(features: Any, labels: Any, mode: str) -> Any:
-        logits = dnn_logits(
+    def logits_fn(features: Any, mode: str) -> tf.Tensor:
+        return dnn_logits(
             features,
             feature_columns,
             hidden_units,
@@ -97,18 +127,8 @@ def dnn_model_fn(
             batch_norm,
             mode,
         )
-        return head.create_estimator_spec(
-            features,
-            mode,
-            logits,
-            labels=labels,
-            optimizer=optimizer,
-            trainable_variables=tf.compat.v1.trainable_variables(),
-            update_ops=tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS),
-            regularization_losses=tf.compat.v1.losses.get_regularization_losses(),
-        )
 
-    return model_fn
+    return canned_model_fn(head, logits_fn, optimizer)
 
 
 class DNNEstimator(Estimator):

@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from keras_estimator._src.canned import optimizers
 from keras_estimator._src.canned.dnn import (
+    canned_model_fn,
     check_feature_columns,
     check_features,
     classification_head,
@@ -53,20 +54,10 @@ def linear_logits(
 def linear_model_fn(
     head: Head, feature_columns: Sequence[Any], optimizer: Any, sparse_combiner: str
 ) -> Callable[..., Any]:
-    def model_fn(features: Any, labels: Any, mode: str) -> Any:
-        logits = linear_logits(features, feature_columns, head.logits_dimension, sparse_combiner)
-        return head.create_estimator_spec(
-            features,
-            mode,
-            logits,
-            labels=labels,
-            optimizer=optimizer,
-            trainable_variables=tf.compat.v1.trainable_variables(),
-            update_ops=tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS),
-            regularization_losses=tf.compat.v1.losses.get_regularization_losses(),
-        )
+    def logits_fn(features: Any, mode: str) -> tf.Tensor:
+        return linear_logits(features, feature_columns, head.logits_dimension, sparse_combiner)
 
-    return model_fn
+    return canned_model_fn(head, logits_fn, optimizer)
 
 
 class LinearEstimator(Estimator):

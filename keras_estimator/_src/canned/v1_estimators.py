@@ -30,6 +30,7 @@ import tensorflow as tf
 from keras_estimator._src.canned import v1_optimizers
 from keras_estimator._src.canned.baseline import baseline_logits
 from keras_estimator._src.canned.dnn import (
+    canned_model_fn,
     check_dropout,
     check_feature_columns,
     check_hidden_units,
@@ -99,24 +100,6 @@ class _V1Training:
         )
 
 
-def _v1_model_fn(
-    head: Head, logits_fn: Callable[[Any, str], tf.Tensor], training: _V1Training
-) -> Callable[..., Any]:
-    def model_fn(features: Any, labels: Any, mode: str) -> Any:
-        logits = logits_fn(features, mode)
-        return head.create_estimator_spec(
-            features,
-            mode,
-            logits,
-            labels=labels,
-            train_op_fn=training.train_op_fn,
-            update_ops=tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS),
-            regularization_losses=tf.compat.v1.losses.get_regularization_losses(),
-        )
-
-    return model_fn
-
-
 def ignore_partitioner(argument: str, partitioner: Any) -> None:
     if partitioner is not None:
         logger.warning(
@@ -164,7 +147,7 @@ class DNNEstimator(Estimator):
             )
 
         super().__init__(
-            model_fn=_v1_model_fn(head, logits_fn, training),
+            model_fn=canned_model_fn(head, logits_fn, train_op_fn=training.train_op_fn),
             model_dir=model_dir,
             config=config,
             warm_start_from=warm_start_from,
@@ -276,7 +259,7 @@ class LinearEstimator(Estimator):
             return linear_logits(features, columns, head.logits_dimension, sparse_combiner)
 
         super().__init__(
-            model_fn=_v1_model_fn(head, logits_fn, training),
+            model_fn=canned_model_fn(head, logits_fn, train_op_fn=training.train_op_fn),
             model_dir=model_dir,
             config=config,
             warm_start_from=warm_start_from,
@@ -368,7 +351,9 @@ class BaselineEstimator(Estimator):
             return baseline_logits(features, head.logits_dimension)
 
         super().__init__(
-            model_fn=_v1_model_fn(head, logits_fn, training), model_dir=model_dir, config=config
+            model_fn=canned_model_fn(head, logits_fn, train_op_fn=training.train_op_fn),
+            model_dir=model_dir,
+            config=config,
         )
 
 

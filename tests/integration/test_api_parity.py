@@ -213,6 +213,7 @@ IMPLEMENTED |= {
         "export.build_parsing_serving_input_receiver_fn",
         "export.build_raw_serving_input_receiver_fn",
         "inputs.numpy_input_fn",
+        "inputs.pandas_input_fn",
     )
 }
 

@@ -36,13 +36,7 @@ MISSING: dict[str, dict[str, str]] = {
         **_EXPERIMENTAL,
         "KMeans": _LATER,
     },
-    "keras_estimator.compat.estimator.inputs": {
-        "pandas_input_fn": (
-            "not provided yet; convert the DataFrame with "
-            "dict(df) / df.to_numpy() and use numpy_input_fn, or "
-            "tf.data.Dataset.from_tensor_slices((dict(df), labels))"
-        ),
-    },
+    "keras_estimator.compat.estimator.inputs": {},
 }
 
 # Which tf.estimator namespace each module stands for, for the message.

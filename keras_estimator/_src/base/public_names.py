@@ -217,6 +217,7 @@ TABLE: tuple[PublicName, ...] = tuple(
         ("DenseFeatures", f"{_SRC}.feature_column.dense_features:DenseFeatures", (FEATURE_COLUMN,)),
         # tf.compat.v1.estimator.inputs
         ("numpy_input_fn", f"{_SRC}.io.numpy_io:numpy_input_fn", (V1_INPUTS,)),
+        ("pandas_input_fn", f"{_SRC}.io.pandas_io:pandas_input_fn", (V1_INPUTS,)),
     )
 )
 # fmt: on

@@ -1,2 +1,1 @@
-"""Input functions built from in-memory data (`numpy_input_fn`).
-"""
+"""Input functions built from in-memory data (`numpy_input_fn`, `pandas_input_fn`)."""

@@ -79,16 +79,16 @@ def numpy_input_fn(
         ...     batch_size=32, num_epochs=None, shuffle=True)  # doctest: +SKIP
         >>> estimator.train(train_input_fn, steps=1000)  # doctest: +SKIP
     """
-    _check_shuffle(shuffle)
-    _check_count("batch_size", batch_size)
+    check_shuffle(shuffle)
+    check_count("batch_size", batch_size)
     if num_epochs is not None:
-        _check_count("num_epochs", num_epochs, none_allowed=True)
-    _check_count("queue_capacity", queue_capacity)
-    _check_count("num_threads", num_threads)
+        check_count("num_epochs", num_epochs, none_allowed=True)
+    check_count("queue_capacity", queue_capacity)
+    check_count("num_threads", num_threads)
     # Checked now so a mistake points at this call; read again in input_fn
     # because 2.15 read `x` and `y` only when the input_fn ran.
-    _Columns.from_inputs(x, y)
-    settings = _Settings(
+    Columns.from_inputs(x, y)
+    settings = Settings(
         batch_size=int(batch_size),
         num_epochs=None if num_epochs is None else int(num_epochs),
         shuffle=bool(shuffle),
@@ -98,14 +98,14 @@ def numpy_input_fn(
 
     def input_fn(config: Any = None) -> tf.data.Dataset:
         """Builds the dataset; `config` is the Estimator's RunConfig, if any."""
-        seed = _shuffle_seed(config, next(call_counter)) if settings.shuffle else None
-        return _make_dataset(_Columns.from_inputs(x, y), settings, seed)
+        seed = shuffle_seed(config, next(call_counter)) if settings.shuffle else None
+        return make_dataset(Columns.from_inputs(x, y), settings, seed)
 
     return input_fn
 
 
 @dataclasses.dataclass(frozen=True)
-class _Settings:
+class Settings:
     batch_size: int
     num_epochs: int | None
     shuffle: bool
@@ -113,7 +113,7 @@ class _Settings:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Columns:
+class Columns:
     """Validated inputs: features and labels in their final structure."""
 
     features: np.ndarray | dict[str, np.ndarray]
@@ -121,7 +121,7 @@ class _Columns:
     num_rows: int
 
     @classmethod
-    def from_inputs(cls, x: Any, y: Any) -> _Columns:
+    def from_inputs(cls, x: Any, y: Any) -> Columns:
         features = _features(x)
         labels = _labels(y, features)
         lengths = {len(array) for array in _arrays(features) + _arrays(labels)}
@@ -217,7 +217,7 @@ def _shapes(structure: np.ndarray | dict[str, np.ndarray] | None) -> Any:
     return None if structure is None else structure.shape
 
 
-def _check_shuffle(shuffle: Any) -> None:
+def check_shuffle(shuffle: Any) -> None:
     if not isinstance(shuffle, (bool, np.bool_)):
         raise ValueError(
             f"shuffle must be provided and explicitly set as a bool; got "
@@ -226,7 +226,7 @@ def _check_shuffle(shuffle: Any) -> None:
         )
 
 
-def _check_count(name: str, value: Any, none_allowed: bool = False) -> None:
+def check_count(name: str, value: Any, none_allowed: bool = False) -> None:
     is_integer = isinstance(value, numbers.Integral) and not isinstance(
         value, (bool, np.bool_)
     )
@@ -235,7 +235,7 @@ def _check_count(name: str, value: Any, none_allowed: bool = False) -> None:
         raise ValueError(f"{name} must be a positive integer{also}; got {value!r}.")
 
 
-def _shuffle_seed(config: Any, call_index: int) -> int | None:
+def shuffle_seed(config: Any, call_index: int) -> int | None:
     """A seed from RunConfig.tf_random_seed, distinct for each input_fn call.
 
     Without a RunConfig seed, None lets tf.data use TensorFlow's global seed
@@ -249,8 +249,8 @@ def _shuffle_seed(config: Any, call_index: int) -> int | None:
     return int(np.random.SeedSequence(entropy).generate_state(1)[0])
 
 
-def _make_dataset(
-    columns: _Columns, settings: _Settings, seed: int | None
+def make_dataset(
+    columns: Columns, settings: Settings, seed: int | None
 ) -> tf.data.Dataset:
     tensors = tf.nest.map_structure(_to_tensor, columns.element())
     # Batches of row indices, gathered from the tensors: shuffling and

@@ -1,0 +1,430 @@
+"""A boosted-trees forest as dense arrays: its features, its TF evaluation, 2.8's format.
+
+What this module owns:
+
+* `FeatureLayout`: the feature columns BoostedTrees accepts (numeric,
+  bucketized, indicator) and the dense float matrix the trees read, one
+  column per value: the columns sorted by name, as tf.estimator 2.8 ordered
+  them; a numeric column gives its values, a bucketized column its source's
+  values (its splits are stored as thresholds on the source value, at bucket
+  boundaries), an indicator column its counts per category.
+* `Forest`: every tree as dense node arrays, `[n_trees, max_nodes]` of
+  split feature, threshold, left and right child, `[n_trees, max_nodes,
+  logits_dimension]` of leaf values, and a bias. A node sends an example
+  left when `value < threshold`; a leaf is its own left and right child, so
+  `depth` rounds of gathers bring every example to its leaf, whatever the
+  tree's shape (`forest_logits`). NaN goes right.
+* `decode_tf28`: tf.estimator 2.8's `boosted_trees:0_serialized` checkpoint
+  value (a `TreeEnsemble` protocol buffer, read here with a small wire-format
+  reader, as TF 2.21 ships no `boosted_trees_pb2`) and its quantile bucket
+  boundaries, turned into a `Forest` on the same feature layout. 2.8 split
+  on bucket ids (`bucket <= threshold` goes left); each split becomes the
+  equivalent threshold on the raw value, so predictions are equal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+TF28_ENSEMBLE_KEY = "boosted_trees:0_serialized"
+TF28_BOUNDARIES_KEY = "boosted_trees/QuantileAccumulator:0_bucket_boundaries_{}"
+
+_NUMERIC = ("NumericColumn", "_NumericColumn")
+_BUCKETIZED = ("BucketizedColumn", "_BucketizedColumn")
+_INDICATOR = ("IndicatorColumn", "_IndicatorColumn")
+
+
+def _kind(column: Any) -> str:
+    name = type(column).__name__
+    for kind, names in (
+        ("numeric", _NUMERIC),
+        ("bucketized", _BUCKETIZED),
+        ("indicator", _INDICATOR),
+    ):
+        if name in names:
+            return kind
+    raise ValueError(
+        f"BoostedTrees supports numeric_column, bucketized_column and "
+        f"indicator_column feature columns, got {column!r}. Wrap a categorical "
+        "column in tf.feature_column.indicator_column, or bucketize/convert the "
+        "feature to a numeric column."
+    )
+
+
+def _width(shape: Sequence[int], column: Any) -> int:
+    if len(shape) > 1:
+        raise ValueError(
+            f"BoostedTrees reads numeric columns of rank 0 or 1, as tf.estimator "
+            f"2.8 did; {column!r} has shape {tuple(shape)}. Reshape the feature "
+            "to a vector."
+        )
+    return int(np.prod(shape)) if shape else 1
+
+
+@dataclasses.dataclass(frozen=True)
+class _Entry:
+    """One feature column's slice of the dense matrix."""
+
+    column: Any
+    kind: str
+    start: int
+    width: int
+    boundaries: tuple[float, ...] = ()
+
+
+class FeatureLayout:
+    """The dense value matrix the trees read; see the module."""
+
+    def __init__(self, feature_columns: Sequence[Any]) -> None:
+        names = [getattr(c, "name", None) for c in feature_columns]
+        if len(set(names)) != len(names):
+            raise ValueError(
+                f"feature_columns has duplicate names {names}; give each column once."
+            )
+        entries, start = [], 0
+        for column in sorted(feature_columns, key=lambda c: c.name):
+            kind = _kind(column)
+            bounds: tuple[float, ...] = ()
+            if kind == "numeric":
+                width = _width(column.shape, column)
+            elif kind == "bucketized":
+                width = _width(column.source_column.shape, column)
+                bounds = tuple(float(b) for b in column.boundaries)
+            else:
+                width = int(column.categorical_column.num_buckets)
+            entries.append(_Entry(column, kind, start, width, bounds))
+            start += width
+        self.entries: tuple[_Entry, ...] = tuple(entries)
+        self.width = start
+
+    def dense(self, features: Mapping[str, Any]) -> tf.Tensor:
+        """The `[batch, width]` float32 matrix of `features`' values."""
+        parts = []
+        for entry in self.entries:
+            column = entry.column
+            source = column.source_column if entry.kind == "bucketized" else column
+            part = tf.compat.v1.feature_column.input_layer(dict(features), [source])
+            parts.append(tf.cast(part, tf.float32))
+        return tf.concat(parts, axis=1)
+
+    def bucketized_slices(self) -> Iterator[tuple[int, int, np.ndarray]]:
+        """`(start, stop, boundaries)` of each bucketized column's values."""
+        for entry in self.entries:
+            if entry.kind == "bucketized":
+                bounds = np.asarray(entry.boundaries, np.float32)
+                yield entry.start, entry.start + entry.width, bounds
+
+
+@dataclasses.dataclass
+class Forest:
+    """Dense node arrays of a forest; see the module."""
+
+    split_feature: np.ndarray  # int32 [n_trees, max_nodes]
+    threshold: np.ndarray  # float32 [n_trees, max_nodes]
+    left_child: np.ndarray  # int32 [n_trees, max_nodes]
+    right_child: np.ndarray  # int32 [n_trees, max_nodes]
+    leaf_value: np.ndarray  # float32 [n_trees, max_nodes, logits_dimension]
+    bias: np.ndarray  # float32 [logits_dimension]
+    depth: int
+
+
+# A tree before packing: nodes indexed from the root (0); a split is
+# ("split", feature, threshold, left, right), a leaf ("leaf", values).
+Node = tuple[Any, ...]
+
+
+def _tree_depth(nodes: Sequence[Node]) -> int:
+    depth, frontier = 0, [0]
+    while True:
+        children = [
+            child
+            for index in frontier
+            if nodes[index][0] == "split"
+            for child in nodes[index][3:5]
+        ]
+        if not children:
+            return depth
+        depth, frontier = depth + 1, children
+
+
+def pack(
+    trees: Sequence[Sequence[Node]],
+    bias: Sequence[float] | np.ndarray,
+    n_trees: int | None = None,
+    max_nodes: int | None = None,
+) -> Forest:
+    """Packs trees into a `Forest`, padded to `n_trees` x `max_nodes` if given."""
+    bias_array = np.asarray(bias, np.float32).reshape(-1)
+    dim = bias_array.size
+    count = max(n_trees or 0, len(trees), 1)
+    width = max([max_nodes or 0, 1, *(len(t) for t in trees)])
+    if (
+        n_trees is not None
+        and len(trees) > n_trees
+        or (max_nodes is not None and width > max_nodes)
+    ):
+        raise ValueError(
+            f"A forest of {len(trees)} trees of up to {width} nodes does not fit "
+            f"{n_trees} x {max_nodes}."
+        )
+    own = np.tile(np.arange(width, dtype=np.int32), (count, 1))
+    forest = Forest(
+        np.zeros((count, width), np.int32),
+        np.zeros((count, width), np.float32),
+        own.copy(),
+        own.copy(),
+        np.zeros((count, width, dim), np.float32),
+        bias_array,
+        max([0, *(_tree_depth(t) for t in trees if t)]),
+    )
+    for t, nodes in enumerate(trees):
+        for n, node in enumerate(nodes):
+            if node[0] == "split":
+                _, feature, threshold, left, right = node
+                forest.split_feature[t, n] = feature
+                forest.threshold[t, n] = threshold
+                forest.left_child[t, n] = left
+                forest.right_child[t, n] = right
+            else:
+                forest.leaf_value[t, n] = np.asarray(node[1], np.float32)
+    return forest
+
+
+def forest_logits(
+    values: tf.Tensor,
+    split_feature: tf.Tensor,
+    threshold: tf.Tensor,
+    left_child: tf.Tensor,
+    right_child: tf.Tensor,
+    leaf_value: tf.Tensor,
+    bias: tf.Tensor,
+    depth: int,
+) -> tf.Tensor:
+    """The `[batch, logits_dimension]` sum of each tree's leaf plus the bias.
+
+    `depth` rounds move every example one level down in every tree (leaves
+    point at themselves), then the leaves' values are gathered and summed.
+    """
+    n_trees = tf.shape(split_feature)[0]
+    max_nodes = tf.shape(split_feature)[1]
+    offsets = tf.range(n_trees) * max_nodes  # [n_trees]
+    flat_feature = tf.reshape(split_feature, [-1])
+    flat_threshold = tf.reshape(threshold, [-1])
+    flat_left = tf.reshape(left_child, [-1])
+    flat_right = tf.reshape(right_child, [-1])
+    batch = tf.shape(values)[0]
+    node = tf.zeros(tf.stack([batch, n_trees]), tf.int32)
+    for _ in range(depth):
+        flat = node + offsets
+        value = tf.gather(values, tf.gather(flat_feature, flat), batch_dims=1)
+        go_left = value < tf.gather(flat_threshold, flat)
+        node = tf.where(
+            go_left, tf.gather(flat_left, flat), tf.gather(flat_right, flat)
+        )
+    leaves = tf.reshape(leaf_value, tf.stack([-1, tf.shape(leaf_value)[2]]))
+    per_tree = tf.gather(leaves, node + offsets)  # [batch, n_trees, dim]
+    return tf.reduce_sum(per_tree, axis=1) + bias
+
+
+# ---- tf.estimator 2.8's TreeEnsemble ------------------------------------------
+def _varint(buffer: bytes, position: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        byte = buffer[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, position
+        shift += 7
+
+
+def _fields(buffer: bytes) -> Iterator[tuple[int, int, Any]]:
+    """`(field number, wire type, value)` of a serialized message's fields."""
+    position = 0
+    while position < len(buffer):
+        key, position = _varint(buffer, position)
+        number, wire = key >> 3, key & 7
+        value: Any
+        if wire == 0:
+            value, position = _varint(buffer, position)
+            if value >= 1 << 63:
+                value -= 1 << 64
+        elif wire == 1:
+            value, position = buffer[position : position + 8], position + 8
+        elif wire == 2:
+            size, position = _varint(buffer, position)
+            value, position = buffer[position : position + size], position + size
+        elif wire == 5:
+            value, position = buffer[position : position + 4], position + 4
+        else:
+            raise ValueError(
+                f"Unsupported protobuf wire type {wire} in field {number}."
+            )
+        yield number, wire, value
+
+
+def _floats(wire: int, value: Any) -> list[float]:
+    """A repeated float field's values, packed (wire 2) or not (wire 5)."""
+    return list(struct.unpack(f"<{len(value) // 4}f", value))
+
+
+def _ints(message: bytes) -> dict[int, int]:
+    return {number: value for number, wire, value in _fields(message) if wire == 0}
+
+
+def _leaf(message: bytes, dim: int) -> np.ndarray:
+    values = np.zeros(dim, np.float32)
+    for number, wire, value in _fields(message):
+        if number == 1:  # Vector
+            dense = [f for n, w, v in _fields(value) if n == 1 for f in _floats(w, v)]
+            values[: len(dense)] = dense
+        elif number == 2:  # SparseVector
+            index = [
+                i for n, w, v in _fields(value) if n == 1 for i in _packed_ints(w, v)
+            ]
+            data = [f for n, w, v in _fields(value) if n == 2 for f in _floats(w, v)]
+            values[np.asarray(index, np.int64)] = data
+        elif number == 3:  # scalar
+            values[0] = _floats(wire, value)[0]
+    return values
+
+
+def _packed_ints(wire: int, value: Any) -> list[int]:
+    if wire == 0:
+        return [value]
+    out, position = [], 0
+    while position < len(value):
+        item, position = _varint(value, position)
+        out.append(item)
+    return out
+
+
+def _tf28_tree(
+    message: bytes, weight: float, dim: int, split_threshold: Any
+) -> list[Node]:
+    nodes: list[Node] = []
+    for number, _, node in _fields(message):
+        if number != 1:
+            continue
+        kind = {n: v for n, _, v in _fields(node) if n != 777}
+        if 2 in kind:
+            split = _ints(kind[2])
+            flat, threshold = split_threshold(
+                split.get(1, 0), split.get(5, 0), split.get(2, 0)
+            )
+            nodes.append(("split", flat, threshold, split.get(3, 0), split.get(4, 0)))
+        elif 1 in kind:
+            nodes.append(("leaf", _leaf(kind[1], dim) * weight))
+        elif kind:
+            raise ValueError(
+                "The tf.estimator 2.8 forest has a categorical or dense split, "
+                "which only categorical (not indicator) columns made; BoostedTrees "
+                "here reads numeric, bucketized and indicator columns."
+            )
+        else:
+            nodes.append(("leaf", np.zeros(dim, np.float32)))
+    return nodes or [("leaf", np.zeros(dim, np.float32))]
+
+
+def _tf28_features(
+    layout: FeatureLayout, boundaries: Sequence[np.ndarray]
+) -> list[tuple[str, int, np.ndarray]]:
+    """2.8's feature list: `(kind, first value column, boundaries)` per feature id.
+
+    A numeric column gave one feature per value, bucketized by its own
+    quantile boundaries (a stream each, in column order); a bucketized column
+    one feature of all its values; an indicator column one per category.
+    """
+    features, stream = [], 0
+    for entry in layout.entries:
+        if entry.kind == "bucketized":
+            bounds = np.asarray(entry.boundaries, np.float32)
+            features.append(("bucketized", entry.start, bounds))
+        elif entry.kind == "indicator":
+            for index in range(entry.width):
+                features.append(
+                    ("indicator", entry.start + index, np.zeros(0, np.float32))
+                )
+        else:
+            for index in range(entry.width):
+                if stream >= len(boundaries):
+                    raise ValueError(
+                        "The tf.estimator 2.8 checkpoint has bucket boundaries for "
+                        f"{len(boundaries)} numeric values but feature_columns "
+                        "have more. Construct the estimator with the feature "
+                        "columns that trained this model_dir."
+                    )
+                features.append(("quantile", entry.start + index, boundaries[stream]))
+                stream += 1
+    return features
+
+
+def _raw_threshold(kind: str, bucket: int, bounds: np.ndarray) -> float:
+    """The raw-value threshold equal to 2.8's `bucket(value) <= bucket` test."""
+    if kind == "indicator":
+        return bucket + 0.5
+    if kind == "bucketized":
+        # Bucketize gives the number of boundaries <= value.
+        return float(bounds[bucket]) if bucket < len(bounds) else np.inf
+    # BoostedTreesBucketize gives the number of boundaries < value, at most
+    # len - 1; value <= bounds[bucket] is value < the next float32 above it.
+    if bucket >= len(bounds) - 1:
+        return np.inf
+    return float(np.nextafter(np.float32(bounds[bucket]), np.float32(np.inf)))
+
+
+def decode_tf28(
+    serialized: bytes,
+    boundaries: Sequence[np.ndarray],
+    layout: FeatureLayout,
+    logits_dimension: int,
+) -> Forest:
+    """The `Forest` of 2.8's serialized `TreeEnsemble`; see the module."""
+    features = _tf28_features(layout, boundaries)
+
+    def split_threshold(
+        feature_id: int, dimension: int, bucket: int
+    ) -> tuple[int, float]:
+        if not 0 <= feature_id < len(features):
+            raise ValueError(
+                f"The tf.estimator 2.8 forest splits on feature {feature_id} but "
+                f"feature_columns give {len(features)} features. Construct the "
+                "estimator with the feature columns that trained this model_dir."
+            )
+        kind, start, bounds = features[feature_id]
+        return start + dimension, _raw_threshold(kind, bucket, bounds)
+
+    trees, weights = [], []
+    for number, wire, value in _fields(serialized):
+        if number == 1:
+            trees.append(value)
+        elif number == 2:
+            weights.extend(_floats(wire, value))
+    weights += [1.0] * (len(trees) - len(weights))
+    packed = [
+        _tf28_tree(tree, weight, logits_dimension, split_threshold)
+        for tree, weight in zip(trees, weights, strict=True)
+    ]
+    return pack(packed, np.zeros(logits_dimension, np.float32))
+
+
+def read_tf28(
+    checkpoint_path: str, layout: FeatureLayout, logits_dimension: int
+) -> Forest | None:
+    """The forest of a tf.estimator 2.8 checkpoint, or None if it is not one."""
+    reader = tf.train.load_checkpoint(checkpoint_path)
+    keys = reader.get_variable_to_shape_map()
+    if TF28_ENSEMBLE_KEY not in keys:
+        return None
+    boundaries: list[np.ndarray] = []
+    while TF28_BOUNDARIES_KEY.format(len(boundaries)) in keys:
+        key = TF28_BOUNDARIES_KEY.format(len(boundaries))
+        boundaries.append(np.asarray(reader.get_tensor(key), np.float32))
+    serialized = reader.get_tensor(TF28_ENSEMBLE_KEY)
+    return decode_tf28(serialized, boundaries, layout, logits_dimension)

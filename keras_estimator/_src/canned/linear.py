@@ -5,7 +5,9 @@ and a bias (`linear/linear_model/<column>/weights`,
 `linear/linear_model/bias_weights`), summed into the logits; categorical
 columns' weights are combined by `sparse_combiner`. A name given as the
 optimizer trains at 2.15's rate for linear models, 0.2 (Ftrl by default),
-with tf.keras 2's slots (`canned.optimizers`).
+with tf.keras 2's slots (`canned.optimizers`). A `LinearSDCA` given as the
+optimizer trains the same model by dual coordinate ascent
+(`canned.linear_sdca`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ from keras_estimator._src.canned.dnn import (
     check_feature_columns,
     check_features,
     classification_head,
+)
+from keras_estimator._src.canned.linear_sdca import (
+    LinearSDCA,
+    check_sdca_estimator,
+    sdca_model_fn,
 )
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
@@ -38,7 +45,10 @@ def check_sparse_combiner(sparse_combiner: Any) -> None:
 
 
 def linear_logits(
-    features: Any, feature_columns: Sequence[Any], logits_dimension: int, sparse_combiner: str
+    features: Any,
+    feature_columns: Sequence[Any],
+    logits_dimension: int,
+    sparse_combiner: str,
 ) -> tf.Tensor:
     """The linear model's logits under 2.15's variable names."""
     check_features(features, feature_columns)
@@ -55,9 +65,22 @@ def linear_model_fn(
     head: Head, feature_columns: Sequence[Any], optimizer: Any, sparse_combiner: str
 ) -> Callable[..., Any]:
     def logits_fn(features: Any, mode: str) -> tf.Tensor:
-        return linear_logits(features, feature_columns, head.logits_dimension, sparse_combiner)
+        return linear_logits(
+            features, feature_columns, head.logits_dimension, sparse_combiner
+        )
 
     return canned_model_fn(head, logits_fn, optimizer)
+
+
+def linear_sdca_model_fn(
+    head: Head, feature_columns: Sequence[Any], optimizer: LinearSDCA
+) -> Callable[..., Any]:
+    """The linear model trained by SDCA (`canned.linear_sdca`)."""
+
+    def logits_fn(features: Any) -> tf.Tensor:
+        return linear_logits(features, feature_columns, head.logits_dimension, "sum")
+
+    return sdca_model_fn(head, feature_columns, optimizer, logits_fn)
 
 
 class LinearEstimator(Estimator):
@@ -76,9 +99,16 @@ class LinearEstimator(Estimator):
         check_head(head)
         check_sparse_combiner(sparse_combiner)
         columns = check_feature_columns(feature_columns)
-        canned_optimizer = optimizers.get_optimizer(optimizer, learning_rate=LEARNING_RATE)
+        if isinstance(optimizer, LinearSDCA):
+            check_sdca_estimator(optimizer, sparse_combiner, columns)
+            model_fn = linear_sdca_model_fn(head, columns, optimizer)
+        else:
+            canned_optimizer = optimizers.get_optimizer(
+                optimizer, learning_rate=LEARNING_RATE
+            )
+            model_fn = linear_model_fn(head, columns, canned_optimizer, sparse_combiner)
         super().__init__(
-            model_fn=linear_model_fn(head, columns, canned_optimizer, sparse_combiner),
+            model_fn=model_fn,
             model_dir=model_dir,
             config=config,
             warm_start_from=warm_start_from,
@@ -101,8 +131,17 @@ class LinearClassifier(LinearEstimator):
         loss_reduction: str = SUM_OVER_BATCH_SIZE,
         sparse_combiner: str = "sum",
     ) -> None:
+        check_sdca_estimator(
+            optimizer,
+            sparse_combiner,
+            check_feature_columns(feature_columns),
+            n_classes=n_classes,
+            label_vocabulary=label_vocabulary,
+        )
         super().__init__(
-            classification_head(n_classes, weight_column, label_vocabulary, loss_reduction),
+            classification_head(
+                n_classes, weight_column, label_vocabulary, loss_reduction
+            ),
             feature_columns,
             model_dir=model_dir,
             optimizer=optimizer,
@@ -127,6 +166,12 @@ class LinearRegressor(LinearEstimator):
         loss_reduction: str = SUM_OVER_BATCH_SIZE,
         sparse_combiner: str = "sum",
     ) -> None:
+        check_sdca_estimator(
+            optimizer,
+            sparse_combiner,
+            check_feature_columns(feature_columns),
+            label_dimension=label_dimension,
+        )
         head = RegressionHead(
             label_dimension=label_dimension,
             weight_column=weight_column,

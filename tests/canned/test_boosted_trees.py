@@ -87,7 +87,7 @@ def ydf_model(features, labels, loss, task, n_trees, max_depth, weights=None):
         num_trees=n_trees,
         max_depth=max_depth + 1,
         shrinkage=0.3,
-        min_examples=1,
+        min_examples=5,
         growing_strategy="LOCAL",
         use_hessian_gain=True,
         validation_ratio=0.0,
@@ -382,14 +382,8 @@ def test_forest_logits_equal_a_tree_walk(case):
     trees, bias, values = case
     forest = forest_lib.pack(trees, bias, n_trees=len(trees) + 1)
     logits = forest_lib.forest_logits(
-        tf.constant(values),
-        forest.split_feature,
-        forest.threshold,
-        forest.left_child,
-        forest.right_child,
-        forest.leaf_value,
-        forest.bias,
-        forest.depth,
-    ).numpy()
+        tf.constant(values), forest.arrays(), forest.depth
+    )
+    logits = logits.numpy()
     expected = np.stack([walk(trees, bias, row) for row in values])
     np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)

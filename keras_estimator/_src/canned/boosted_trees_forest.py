@@ -32,6 +32,15 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+VARIABLE_SCOPE = "boosted_trees"
+ARRAY_NAMES = (
+    "split_feature",
+    "threshold",
+    "left_child",
+    "right_child",
+    "leaf_value",
+    "bias",
+)
 TF28_ENSEMBLE_KEY = "boosted_trees:0_serialized"
 TF28_BOUNDARIES_KEY = "boosted_trees/QuantileAccumulator:0_bucket_boundaries_{}"
 
@@ -133,6 +142,10 @@ class Forest:
     bias: np.ndarray  # float32 [logits_dimension]
     depth: int
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays `forest_logits` reads, by name."""
+        return {name: getattr(self, name) for name in ARRAY_NAMES}
+
 
 # A tree before packing: nodes indexed from the root (0); a split is
 # ("split", feature, threshold, left, right), a leaf ("leaf", values).
@@ -197,39 +210,77 @@ def pack(
 
 
 def forest_logits(
-    values: tf.Tensor,
-    split_feature: tf.Tensor,
-    threshold: tf.Tensor,
-    left_child: tf.Tensor,
-    right_child: tf.Tensor,
-    leaf_value: tf.Tensor,
-    bias: tf.Tensor,
-    depth: int,
+    values: tf.Tensor, arrays: Mapping[str, Any], depth: int
 ) -> tf.Tensor:
     """The `[batch, logits_dimension]` sum of each tree's leaf plus the bias.
 
-    `depth` rounds move every example one level down in every tree (leaves
-    point at themselves), then the leaves' values are gathered and summed.
+    `arrays` holds the `Forest` fields named in `ARRAY_NAMES` (arrays,
+    constants or variables). `depth` rounds move every example one level
+    down in every tree (leaves point at themselves), then the leaves' values
+    are gathered and summed.
     """
+    split_feature = tf.convert_to_tensor(arrays["split_feature"])
     n_trees = tf.shape(split_feature)[0]
     max_nodes = tf.shape(split_feature)[1]
     offsets = tf.range(n_trees) * max_nodes  # [n_trees]
-    flat_feature = tf.reshape(split_feature, [-1])
-    flat_threshold = tf.reshape(threshold, [-1])
-    flat_left = tf.reshape(left_child, [-1])
-    flat_right = tf.reshape(right_child, [-1])
+    flat = {
+        name: tf.reshape(arrays[name], [-1])
+        for name in ("split_feature", "threshold", "left_child", "right_child")
+    }
     batch = tf.shape(values)[0]
     node = tf.zeros(tf.stack([batch, n_trees]), tf.int32)
     for _ in range(depth):
-        flat = node + offsets
-        value = tf.gather(values, tf.gather(flat_feature, flat), batch_dims=1)
-        go_left = value < tf.gather(flat_threshold, flat)
-        node = tf.where(
-            go_left, tf.gather(flat_left, flat), tf.gather(flat_right, flat)
+        index = node + offsets
+        feature = tf.gather(flat["split_feature"], index)
+        go_left = tf.gather(values, feature, batch_dims=1) < tf.gather(
+            flat["threshold"], index
         )
+        node = tf.where(
+            go_left,
+            tf.gather(flat["left_child"], index),
+            tf.gather(flat["right_child"], index),
+        )
+    leaf_value = tf.convert_to_tensor(arrays["leaf_value"])
     leaves = tf.reshape(leaf_value, tf.stack([-1, tf.shape(leaf_value)[2]]))
     per_tree = tf.gather(leaves, node + offsets)  # [batch, n_trees, dim]
-    return tf.reduce_sum(per_tree, axis=1) + bias
+    return tf.reduce_sum(per_tree, axis=1) + arrays["bias"]
+
+
+# ---- the forest as variables ----------------------------------------------------
+def variable_specs(n_trees: int, max_nodes: int, dim: int) -> dict[str, Any]:
+    """`name -> (shape, dtype)` of the forest variables, for `n_trees` trees."""
+    shape = [n_trees, max_nodes]
+    return {
+        "split_feature": (shape, tf.int32),
+        "threshold": (shape, tf.float32),
+        "left_child": (shape, tf.int32),
+        "right_child": (shape, tf.int32),
+        "leaf_value": ([*shape, dim], tf.float32),
+        "bias": ([dim], tf.float32),
+    }
+
+
+def forest_variables(n_trees: int, max_nodes: int, dim: int) -> dict[str, Any]:
+    """The model_fn's forest variables, `boosted_trees/<name>`, zero until trained.
+
+    A zero forest is one root leaf of value 0 per tree: logits 0.
+    """
+    with tf.compat.v1.variable_scope(VARIABLE_SCOPE):
+        return {
+            name: tf.compat.v1.get_variable(
+                name,
+                shape=shape,
+                dtype=dtype,
+                initializer=tf.compat.v1.zeros_initializer(),
+                trainable=False,
+            )
+            for name, (shape, dtype) in variable_specs(n_trees, max_nodes, dim).items()
+        }
+
+
+def checkpoint_values(forest: Forest) -> dict[str, np.ndarray]:
+    """The forest's arrays under their checkpoint names (`forest_variables`')."""
+    return {f"{VARIABLE_SCOPE}/{name}": getattr(forest, name) for name in ARRAY_NAMES}
 
 
 # ---- tf.estimator 2.8's TreeEnsemble ------------------------------------------

@@ -1,0 +1,627 @@
+"""`RNNClassifier` and `RNNEstimator`, as tf.estimator 2.15's `experimental` ones.
+
+The network: the sequence columns' input (`sequence_features/<column>/...`),
+with the context columns' input (`dense_features/<column>/...`) appended at
+every time step; a Keras 3 recurrent layer over it, masked past each
+example's sequence length (`rnn_model/<layer>/<cell>/...`); then a dense
+layer to the head's logits (`rnn_model/logits/{kernel,bias}`), from the last
+output, or from every step's output with `return_sequences`.
+
+The recurrent layer, as 2.15 chose it:
+
+* `units` an int and `cell_type` 'simple_rnn', 'lstm' or 'gru': the matching
+  layer (`keras.layers.LSTM(units)`, variables `rnn_model/lstm/lstm_cell/...`);
+* `units` a list (one layer per entry) and `cell_type` one of those names or
+  a cell class: `keras.layers.RNN` over the cell, or over their stack
+  (`rnn_model/rnn/stacked_rnn_cells/<cell>/...`);
+* `rnn_cell_fn()` returning a Keras RNN cell or a list of cells: the same.
+
+Variable names and shapes are 2.15's (Keras 3's SimpleRNN, LSTM and GRU
+cells keep tf.keras 2's weight layouts), and the default optimizer is 2.15's:
+Adagrad at learning rate 0.05 with each gradient clipped to norm 5, slots
+under tf.keras 2's names. A model_dir written by tf.estimator 2.15 restores
+here and predicts the same.
+
+Differences from 2.15: an int `units` with the default `cell_type`, or with
+a cell class, is one layer (2.15 failed with a TypeError); with several
+replicas, the gradient norm is clipped on each replica's gradient before they
+are summed (2.15 clipped the sum).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from keras_estimator._src.base.estimator_spec import EstimatorSpec
+from keras_estimator._src.base.mode_keys import ModeKeys
+from keras_estimator._src.canned import optimizers
+from keras_estimator._src.canned.dnn import (
+    canned_model_fn,
+    check_features,
+    classification_head,
+)
+from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.feature_column import sequence_features
+from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
+from keras_estimator._src.head.multi_head import MultiHead
+
+# 2.15's defaults when `optimizer` is a name.
+DEFAULT_LEARNING_RATE = 0.05
+DEFAULT_CLIP_NORM = 5.0
+
+_CELLS: dict[str, type[keras.layers.Layer]] = {
+    "simple_rnn": keras.layers.SimpleRNNCell,
+    "lstm": keras.layers.LSTMCell,
+    "gru": keras.layers.GRUCell,
+}
+_LAYERS: dict[str, type[keras.layers.Layer]] = {
+    "simple_rnn": keras.layers.SimpleRNN,
+    "lstm": keras.layers.LSTM,
+    "gru": keras.layers.GRU,
+}
+
+
+class _UseDefault:
+    """The default of `cell_type`: 'simple_rnn', unless `rnn_cell_fn` is given."""
+
+    def __repr__(self) -> str:
+        return "<default sentinel>"
+
+
+USE_DEFAULT: Any = _UseDefault()
+
+_PER_EXAMPLE_PREDICTIONS = ("all_class_ids", "all_classes")
+
+RNNLayerFactory = Callable[[bool], keras.layers.Layer]
+
+
+def rnn_layer_factory(units: Any, cell_type: Any, rnn_cell_fn: Any) -> RNNLayerFactory:
+    """Checks the RNN arguments; returns `make(return_sequences)` building the layer.
+
+    The layer is built inside model_fn, so that every trace names its cells
+    afresh (`gru_cell`, `gru_cell_1`, ...), as every TF1 graph did.
+
+    Raises:
+        ValueError: if both or neither of `units` and `rnn_cell_fn` are given,
+            `cell_type` is given with `rnn_cell_fn`, or `units` or `cell_type`
+            is not valid.
+        TypeError: if `rnn_cell_fn` is not callable.
+    """
+    if rnn_cell_fn is not None:
+        if units is not None or cell_type is not USE_DEFAULT:
+            raise ValueError(
+                f"units and cell_type must not be given with rnn_cell_fn; got "
+                f"units={units!r}, cell_type={cell_type!r}. Build the cells in "
+                "rnn_cell_fn, or drop rnn_cell_fn."
+            )
+        if not callable(rnn_cell_fn):
+            raise TypeError(
+                f"rnn_cell_fn must be a function returning a Keras RNN cell or a list "
+                f"of cells, got {type(rnn_cell_fn).__name__}: {rnn_cell_fn!r}."
+            )
+        return lambda return_sequences: _rnn_over(rnn_cell_fn(), return_sequences)
+    if units is None:
+        raise ValueError(
+            "Give units (e.g. units=[32] with cell_type='lstm') or rnn_cell_fn; got "
+            "neither."
+        )
+    if cell_type is USE_DEFAULT:
+        cell_type = "simple_rnn"
+    if isinstance(cell_type, str):
+        if cell_type not in _CELLS:
+            raise ValueError(
+                f"Unknown cell_type {cell_type!r}. Use one of {sorted(_CELLS)}, or a "
+                "Keras RNN cell class such as keras.layers.LSTMCell."
+            )
+        cell_class: Any = _CELLS[cell_type]
+    elif callable(cell_type):
+        cell_class = cell_type
+    else:
+        raise ValueError(
+            f"cell_type must be one of {sorted(_CELLS)} or a Keras RNN cell class, got "
+            f"{type(cell_type).__name__}: {cell_type!r}."
+        )
+    if isinstance(units, int) and not isinstance(units, bool):
+        _check_units([units])
+        if isinstance(cell_type, str) and cell_type in _LAYERS:
+            layer_class = _LAYERS[cell_type]
+            return lambda return_sequences: layer_class(
+                units, return_sequences=return_sequences
+            )
+        sizes: tuple[int, ...] = (units,)
+    else:
+        sizes = _check_units(units)
+
+    def make(return_sequences: bool) -> keras.layers.Layer:
+        cells = [cell_class(units=size) for size in sizes]
+        return _rnn_over(cells[0] if len(cells) == 1 else cells, return_sequences)
+
+    return make
+
+
+def _check_units(units: Any) -> tuple[int, ...]:
+    if isinstance(units, (str, bytes)) or not isinstance(units, Sequence):
+        raise ValueError(
+            f"units must be an int or a list of layer sizes such as [32, 16], got "
+            f"{units!r}."
+        )
+    sizes = tuple(units)
+    if not sizes or not all(
+        isinstance(size, int) and not isinstance(size, bool) and size > 0
+        for size in sizes
+    ):
+        raise ValueError(
+            f"units must be a positive int or a non-empty list of positive ints, got "
+            f"{list(sizes)!r}."
+        )
+    return sizes
+
+
+def _rnn_over(cell: Any, return_sequences: bool) -> keras.layers.Layer:
+    """`keras.layers.RNN` over `cell`, or over the stack of a list of cells."""
+    cells = list(cell) if isinstance(cell, (list, tuple)) else [cell]
+    for one in cells:
+        if not (hasattr(one, "call") and hasattr(one, "state_size")):
+            raise ValueError(
+                f"An RNN cell must be a Keras RNN cell (with call and state_size), "
+                f"such as keras.layers.LSTMCell(32); got {type(one).__name__}: {one!r}."
+            )
+    return keras.layers.RNN(
+        cells if len(cells) > 1 else cells[0], return_sequences=return_sequences
+    )
+
+
+def rnn_logits(
+    features: Any,
+    sequence_columns: tuple[Any, ...],
+    context_columns: tuple[Any, ...],
+    make_rnn_layer: RNNLayerFactory,
+    logits_dimension: int,
+    return_sequences: bool,
+    mode: str,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """The logits of the network the module describes, and the sequence mask."""
+    check_features(features, (*sequence_columns, *context_columns))
+    training = mode == ModeKeys.TRAIN
+    with tf.name_scope("sequence_input_layer"):
+        inputs, length = sequence_features.sequence_input(
+            features, sequence_columns, training
+        )
+        tf.compat.v1.summary.histogram("sequence_length", length)
+        if context_columns:
+            context = sequence_features.context_input(
+                features, context_columns, training
+            )
+            inputs = sequence_features.concatenate_context(inputs, context)
+    mask = tf.sequence_mask(length, maxlen=tf.shape(inputs)[1])
+    with keras.name_scope("rnn_model"), tf.variable_creator_scope(_seed_state_is_local):
+        outputs = make_rnn_layer(return_sequences)(inputs, mask=mask, training=training)
+        logits = keras.layers.Dense(logits_dimension, name="logits")(outputs)
+    return logits, mask
+
+
+def _seed_state_is_local(next_creator: Callable[..., Any], **kwargs: Any) -> Any:
+    """Keeps Keras 3 cells' dropout seed variables out of checkpoints.
+
+    Keras 3's LSTM and GRU cells make a `seed_generator_state` variable, even
+    without dropout, that tf.keras 2 cells did not have: as a local variable
+    (like a metric's) it is neither saved nor expected when restoring, so
+    2.15's checkpoints and this module's hold the same variables.
+    """
+    if str(kwargs.get("name") or "").endswith("seed_generator_state"):
+        kwargs["collections"] = [tf.compat.v1.GraphKeys.LOCAL_VARIABLES]
+    return next_creator(**kwargs)
+
+
+class _ClippedOptimizer:
+    """A canned optimizer applying each gradient clipped to norm `clip_norm`.
+
+    tf.keras 2 optimizers took `clipnorm`; `canned.optimizers` does not, so
+    the clipped gradients are handed to it as the gradients of a surrogate
+    loss, `sum(stop_gradient(clipped) * variable)`, whose gradient with
+    respect to each variable is exactly its clipped gradient.
+    """
+
+    def __init__(self, optimizer: optimizers.CannedOptimizer, clip_norm: float) -> None:
+        self._optimizer = optimizer
+        self._clip_norm = clip_norm
+
+    @property
+    def name(self) -> str:
+        return self._optimizer.name
+
+    @property
+    def settings(self) -> dict[str, float]:
+        return {**self._optimizer.settings, "clipnorm": self._clip_norm}
+
+    def get_updates(self, loss: Any, params: Sequence[Any]) -> list[Any]:
+        params = list(params)
+        gradients = tf.compat.v1.gradients(loss, params)
+        terms = [
+            tf.reduce_sum(
+                tf.stop_gradient(
+                    tf.convert_to_tensor(tf.clip_by_norm(g, self._clip_norm))
+                )
+                * v
+            )
+            for g, v in zip(gradients, params, strict=True)
+            if g is not None
+        ]
+        surrogate = tf.add_n(terms) if terms else loss  # the optimizer reports none
+        return self._optimizer.get_updates(surrogate, params)
+
+
+def rnn_optimizer(optimizer: Any) -> Any:
+    """2.15's RNN optimizer: a name gets learning rate 0.05 and clip norm 5."""
+    if isinstance(optimizer, str):
+        named = optimizers.get_optimizer(optimizer, learning_rate=DEFAULT_LEARNING_RATE)
+        return _ClippedOptimizer(named, DEFAULT_CLIP_NORM)
+    clip_norm = getattr(optimizer, "clipnorm", None)
+    canned = optimizers.get_optimizer(optimizer)
+    if isinstance(clip_norm, (int, float)) and clip_norm > 0:
+        return _ClippedOptimizer(canned, float(clip_norm))
+    return canned
+
+
+def rnn_model_fn(
+    head: Head,
+    sequence_columns: tuple[Any, ...],
+    context_columns: tuple[Any, ...],
+    make_rnn_layer: RNNLayerFactory,
+    optimizer: Any,
+    return_sequences: bool,
+) -> Callable[..., Any]:
+    """A model_fn training the network with `head` and `optimizer`."""
+
+    def logits_fn(features: Any, mode: str) -> tf.Tensor:
+        logits, mask = rnn_logits(
+            features,
+            sequence_columns,
+            context_columns,
+            make_rnn_layer,
+            head.logits_dimension,
+            return_sequences,
+            mode,
+        )
+        if return_sequences:
+            key = head.input_sequence_mask_key  # type: ignore[attr-defined]
+            if key not in features:
+                features[key] = mask
+        return logits
+
+    model_fn = canned_model_fn(head, logits_fn, optimizer)
+
+    def checked_model_fn(features: Any, labels: Any, mode: str) -> Any:
+        # Copied: the sequence mask is added to it, and input_fn's dict stays as given.
+        if isinstance(features, Mapping):
+            features = dict(features)
+        return model_fn(features, labels, mode)
+
+    return checked_model_fn
+
+
+class RNNEstimator(Estimator):
+    """A recurrent network with a given head; see the module.
+
+    Args:
+        head: the `Head` turning logits into loss, predictions and metrics;
+            with `return_sequences`, a `SequentialHeadWrapper`.
+        sequence_feature_columns: sequence columns
+            (`tf.feature_column.sequence_numeric_column`, or
+            `embedding_column`/`indicator_column` over a
+            `sequence_categorical_column_with_*`).
+        context_feature_columns: non-sequence dense columns, given to the
+            network at every time step.
+        units: an int, or a list of layer sizes (one RNN layer per entry).
+        cell_type: 'simple_rnn' (the default), 'lstm', 'gru', or a Keras RNN
+            cell class.
+        rnn_cell_fn: instead of `units`/`cell_type`, a function of no
+            arguments returning a Keras RNN cell or a list of cells (stacked).
+        return_sequences: logits at every time step instead of the last.
+        model_dir: where checkpoints and summaries go.
+        optimizer: a name ('Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD';
+            learning rate 0.05, gradients clipped to norm 5), an optimizer
+            object, or a callable returning one.
+        config: a `RunConfig`.
+
+    Raises:
+        ValueError: if the columns or the RNN arguments are not valid, or
+            `return_sequences` is set with a head that is not sequential.
+        TypeError: if `head` is not a Head or `rnn_cell_fn` is not callable.
+    """
+
+    def __init__(
+        self,
+        head: Head,
+        sequence_feature_columns: Sequence[Any],
+        context_feature_columns: Sequence[Any] | None = None,
+        units: int | Sequence[int] | None = None,
+        cell_type: Any = USE_DEFAULT,
+        rnn_cell_fn: Callable[[], Any] | None = None,
+        return_sequences: bool = False,
+        model_dir: str | None = None,
+        optimizer: Any = "Adagrad",
+        config: Any = None,
+    ) -> None:
+        check_head(head)
+        if return_sequences and not isinstance(head, SequentialHeadWrapper):
+            raise ValueError(
+                f"return_sequences=True needs a sequential head (SequentialHeadWrapper), "
+                f"got {type(head).__name__}. Wrap it: "
+                "SequentialHeadWrapper(head, sequence_length_mask='sequence_mask')."
+            )
+        make_rnn_layer = rnn_layer_factory(units, cell_type, rnn_cell_fn)
+        sequence_columns = sequence_features.check_sequence_columns(
+            sequence_feature_columns
+        )
+        context_columns = sequence_features.check_context_columns(
+            context_feature_columns
+        )
+        model_fn = rnn_model_fn(
+            head,
+            sequence_columns,
+            context_columns,
+            make_rnn_layer,
+            rnn_optimizer(optimizer),
+            bool(return_sequences),
+        )
+        super().__init__(model_fn=model_fn, model_dir=model_dir, config=config)
+
+
+class RNNClassifier(RNNEstimator):
+    """Classifies sequences into `n_classes` classes; see the module and `RNNEstimator`.
+
+    `BinaryClassHead` for 2 classes, else `MultiClassHead`; with
+    `return_sequences`, every step is classified (the head wrapped in a
+    `SequentialHeadWrapper` masked by `features[sequence_mask]`, or by the
+    sequence lengths when input_fn gives no such feature, and weighted by
+    `weight_column`, which must then be a feature key).
+    """
+
+    def __init__(
+        self,
+        sequence_feature_columns: Sequence[Any],
+        context_feature_columns: Sequence[Any] | None = None,
+        units: int | Sequence[int] | None = None,
+        cell_type: Any = USE_DEFAULT,
+        rnn_cell_fn: Callable[[], Any] | None = None,
+        return_sequences: bool = False,
+        model_dir: str | None = None,
+        n_classes: int = 2,
+        weight_column: Any = None,
+        label_vocabulary: Sequence[str] | None = None,
+        optimizer: Any = "Adagrad",
+        loss_reduction: str = SUM_OVER_BATCH_SIZE,
+        sequence_mask: str = "sequence_mask",
+        config: Any = None,
+    ) -> None:
+        head = classification_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
+        )
+        if return_sequences:
+            head = SequentialHeadWrapper(
+                head, sequence_length_mask=sequence_mask, feature_columns=weight_column
+            )
+        super().__init__(
+            head,
+            sequence_feature_columns,
+            context_feature_columns=context_feature_columns,
+            units=units,
+            cell_type=cell_type,
+            rnn_cell_fn=rnn_cell_fn,
+            return_sequences=return_sequences,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            config=config,
+        )
+
+
+class SequentialHeadWrapper(Head):
+    """A head over every time step: `static_head` on the steps the mask keeps.
+
+    Logits and labels `[batch, time, ...]` (and the features named in
+    `feature_columns`, e.g. a weight) are flattened to the unmasked steps
+    before `static_head` computes the loss and metrics. Predictions keep the
+    `[batch, time, ...]` shape and add the mask under its key.
+
+    Args:
+        static_head: the per-step head (not a `MultiHead`).
+        sequence_length_mask: the feature key of the `[batch, time]` boolean
+            mask.
+        feature_columns: a feature key, or a list of them, to flatten with
+            the mask (typically the weight column).
+
+    Raises:
+        TypeError: if `sequence_length_mask` or a feature key is not a string.
+        ValueError: if `static_head` is a `MultiHead`.
+    """
+
+    def __init__(
+        self,
+        static_head: Head,
+        sequence_length_mask: str = "sequence_length_mask",
+        feature_columns: str | Sequence[str] | None = None,
+    ) -> None:
+        if not isinstance(sequence_length_mask, str):
+            raise TypeError(
+                f"sequence_mask must be a feature key (a string), got "
+                f"{type(sequence_length_mask).__name__}: {sequence_length_mask!r}."
+            )
+        keys = (
+            [feature_columns]
+            if isinstance(feature_columns, str)
+            else list(feature_columns or [])
+        )
+        for key in keys:
+            if not isinstance(key, str):
+                raise TypeError(
+                    f"With return_sequences, weight_column (feature_columns) must be a "
+                    f"feature key string, got {type(key).__name__}: {key!r}."
+                )
+        if isinstance(static_head, MultiHead):
+            raise ValueError(
+                "A MultiHead cannot be wrapped in a SequentialHeadWrapper."
+            )
+        self._static_head = check_head(static_head)
+        self._mask_key = sequence_length_mask
+        self._feature_keys = keys
+
+    @property
+    def input_sequence_mask_key(self) -> str:
+        """The feature key of the sequence mask."""
+        return self._mask_key
+
+    @property
+    def name(self) -> str | None:
+        return self._static_head.name
+
+    @property
+    def logits_dimension(self) -> int:
+        return self._static_head.logits_dimension
+
+    @property
+    def loss_reduction(self) -> str:
+        return self._static_head.loss_reduction
+
+    def _flatten(
+        self, labels: Any, logits: Any, features: Any
+    ) -> tuple[Any, Any, dict[str, Any]]:
+        if not isinstance(features, Mapping) or self._mask_key not in features:
+            found = sorted(features) if isinstance(features, Mapping) else features
+            raise ValueError(
+                f"The sequence mask {self._mask_key!r} is not among the features "
+                f"{found}. Give it from input_fn, or let the RNN estimator add it."
+            )
+        mask = tf.cast(features[self._mask_key], tf.bool)
+        if mask.shape.rank != 2:
+            raise ValueError(
+                f"The sequence mask {self._mask_key!r} must be [batch, time], got "
+                f"shape {mask.shape}."
+            )
+        count = tf.reduce_sum(tf.cast(mask, tf.int32))
+        flat_features = {}
+        for key in self._feature_keys:
+            if key not in features:
+                raise ValueError(
+                    f"Feature {key!r} is not among the features {sorted(features)}."
+                )
+            flat_features[key] = _flatten(features[key], mask, count)
+        return (
+            _flatten(labels, mask, count),
+            _flatten(logits, mask, count),
+            flat_features,
+        )
+
+    def loss(
+        self,
+        labels: Any,
+        logits: Any,
+        features: Any = None,
+        mode: str | None = None,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> tf.Tensor:
+        flat_labels, flat_logits, flat_features = self._flatten(
+            labels, logits, features
+        )
+        return self._static_head.loss(
+            flat_labels, flat_logits, flat_features, mode, regularization_losses
+        )
+
+    def predictions(
+        self, logits: Any, keys: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        shape = tf.shape(logits)
+        flat = tf.reshape(logits, [-1, logits.shape[-1]])
+        predictions = self._static_head.predictions(flat, keys)
+        return {
+            # The class lists are the same at every step: one per example, as in 2.15.
+            key: value[: shape[0]]
+            if key in _PER_EXAMPLE_PREDICTIONS
+            else tf.reshape(value, tf.concat([shape[:2], tf.shape(value)[1:]], 0))
+            for key, value in predictions.items()
+        }
+
+    def metrics(
+        self, regularization_losses: Sequence[Any] | None = None
+    ) -> dict[str, Any]:
+        return self._static_head.metrics(regularization_losses)
+
+    def update_metrics(
+        self,
+        eval_metrics: dict[str, Any],
+        features: Any,
+        logits: Any,
+        labels: Any,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> dict[str, Any]:
+        flat_labels, flat_logits, flat_features = self._flatten(
+            labels, logits, features
+        )
+        return self._static_head.update_metrics(
+            eval_metrics, flat_features, flat_logits, flat_labels, regularization_losses
+        )
+
+    def create_estimator_spec(
+        self,
+        features: Any,
+        mode: str,
+        logits: Any,
+        labels: Any = None,
+        optimizer: Any = None,
+        trainable_variables: Sequence[Any] | None = None,
+        train_op_fn: Callable[[Any], Any] | None = None,
+        update_ops: Sequence[Any] | None = None,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> Any:
+        if mode == ModeKeys.PREDICT:
+            predictions = self.predictions(logits)
+            # Signatures as 2.15's: without the mask.
+            outputs = self.export_outputs(predictions)
+            predictions[self._mask_key] = features[self._mask_key]
+            return EstimatorSpec(mode, predictions=predictions, export_outputs=outputs)
+        flat_labels, flat_logits, flat_features = self._flatten(
+            labels, logits, features
+        )
+        return self._static_head.create_estimator_spec(
+            flat_features,
+            mode,
+            flat_logits,
+            labels=flat_labels,
+            optimizer=optimizer,
+            trainable_variables=trainable_variables,
+            train_op_fn=train_op_fn,
+            update_ops=update_ops,
+            regularization_losses=regularization_losses,
+        )
+
+    def export_outputs(self, predictions: Mapping[str, Any]) -> dict[str, Any]:
+        return self._static_head.export_outputs(predictions)
+
+
+def _flatten(tensor: Any, mask: tf.Tensor, count: tf.Tensor) -> tf.Tensor:
+    """`tensor` `[batch, time, ...]` as `[steps kept by mask, ...]` (at least rank 2)."""
+    rank = tensor.shape.rank
+    if rank is None or rank < 2:
+        raise ValueError(
+            f"A sequential head needs labels and logits of shape [batch, time, ...]; "
+            f"got a tensor of shape {tensor.shape}."
+        )
+    if isinstance(tensor, tf.SparseTensor):
+        flat = tf.sparse.reorder(tensor).values
+        if rank > 2:
+            flat = tf.reshape(flat, tf.concat([[-1], tf.shape(tensor)[2:]], 0))
+    else:
+        flat = tf.boolean_mask(tensor, mask)
+    if rank == 2:
+        flat = flat[:, tf.newaxis]
+    check = tf.debugging.assert_equal(
+        tf.shape(flat)[0],
+        count,
+        message="Labels or logits have a different number of steps than the sequence mask.",
+    )
+    with tf.control_dependencies([check]):
+        return tf.identity(flat)

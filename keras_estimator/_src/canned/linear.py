@@ -28,6 +28,7 @@ from keras_estimator._src.canned.linear_sdca import (
     LinearSDCA,
     check_sdca_estimator,
     sdca_model_fn,
+    v2_slot_name,
 )
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
@@ -73,14 +74,17 @@ def linear_model_fn(
 
 
 def linear_sdca_model_fn(
-    head: Head, feature_columns: Sequence[Any], optimizer: LinearSDCA
+    head: Head,
+    feature_columns: Sequence[Any],
+    optimizer: LinearSDCA,
+    slot_name: Callable[[str], str] = v2_slot_name,
 ) -> Callable[..., Any]:
     """The linear model trained by SDCA (`canned.linear_sdca`)."""
 
     def logits_fn(features: Any) -> tf.Tensor:
         return linear_logits(features, feature_columns, head.logits_dimension, "sum")
 
-    return sdca_model_fn(head, feature_columns, optimizer, logits_fn)
+    return sdca_model_fn(head, feature_columns, optimizer, logits_fn, slot_name)
 
 
 class LinearEstimator(Estimator):

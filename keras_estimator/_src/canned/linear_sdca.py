@@ -179,6 +179,20 @@ def check_sdca_estimator(
         )
 
 
+def v2_slot_name(weights: str) -> str:
+    """The unshrunk slot's name in the V2 classes' checkpoints."""
+    return f"{weights}_unshrunk"
+
+
+def v1_slot_name(weights: str) -> str:
+    """The unshrunk slot's name in the v1 classes' checkpoints.
+
+    2.15's v1 linear model partitioned its variables (`<weights>/part_0`) and
+    made the slot inside the `linear` scope.
+    """
+    return f"linear/{weights}/part_0_unshrunk"
+
+
 def loss_type_of(head: Head) -> str:
     """The SDCA loss for `head`: logistic (binary) or squared (1-D regression)."""
     if isinstance(head, BinaryClassHead):
@@ -197,7 +211,7 @@ def sdca_model_fn(
     feature_columns: Sequence[Any],
     optimizer: LinearSDCA,
     logits_fn: Callable[[Any], tf.Tensor],
-    slot_name: Callable[[str], str] = lambda name: f"{name}_unshrunk",
+    slot_name: Callable[[str], str],
 ) -> Callable[..., Any]:
     """A model_fn training the linear model of `logits_fn(features)` by SDCA.
 

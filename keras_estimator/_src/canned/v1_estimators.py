@@ -37,7 +37,16 @@ from keras_estimator._src.canned.dnn import (
     classification_head,
     dnn_logits,
 )
-from keras_estimator._src.canned.linear import check_sparse_combiner, linear_logits
+from keras_estimator._src.canned.linear import (
+    check_sparse_combiner,
+    linear_logits,
+    linear_sdca_model_fn,
+)
+from keras_estimator._src.canned.linear_sdca import (
+    LinearSDCA,
+    check_sdca_estimator,
+    v1_slot_name,
+)
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.head.base_head import (
     SUM,
@@ -252,14 +261,25 @@ class LinearEstimator(Estimator):
         check_sparse_combiner(sparse_combiner)
         columns = check_feature_columns(feature_columns)
         ignore_partitioner("partitioner", partitioner)
-        # 2.15 gave a name the flat 0.2, whatever the number of columns.
-        training = _V1Training(optimizer, LINEAR_LEARNING_RATE, "part_0/", "linear/head/")
+        if isinstance(optimizer, LinearSDCA):
+            check_sdca_estimator(optimizer, sparse_combiner, columns)
+            model_fn = linear_sdca_model_fn(head, columns, optimizer, v1_slot_name)
+        else:
+            # 2.15 gave a name the flat 0.2, whatever the number of columns.
+            training = _V1Training(
+                optimizer, LINEAR_LEARNING_RATE, "part_0/", "linear/head/"
+            )
 
-        def logits_fn(features: Any, mode: str) -> tf.Tensor:
-            return linear_logits(features, columns, head.logits_dimension, sparse_combiner)
+            def logits_fn(features: Any, mode: str) -> tf.Tensor:
+                return linear_logits(
+                    features, columns, head.logits_dimension, sparse_combiner
+                )
 
+            model_fn = canned_model_fn(
+                head, logits_fn, train_op_fn=training.train_op_fn
+            )
         super().__init__(
-            model_fn=canned_model_fn(head, logits_fn, train_op_fn=training.train_op_fn),
+            model_fn=model_fn,
             model_dir=model_dir,
             config=config,
             warm_start_from=warm_start_from,
@@ -283,6 +303,13 @@ class LinearClassifier(LinearEstimator):
         loss_reduction: str = WEIGHTED_SUM,
         sparse_combiner: str = "sum",
     ) -> None:
+        check_sdca_estimator(
+            optimizer,
+            sparse_combiner,
+            check_feature_columns(feature_columns),
+            n_classes=n_classes,
+            label_vocabulary=label_vocabulary,
+        )
         head = classification_head(
             n_classes,
             weight_column,
@@ -317,6 +344,12 @@ class LinearRegressor(LinearEstimator):
         loss_reduction: str = WEIGHTED_SUM,
         sparse_combiner: str = "sum",
     ) -> None:
+        check_sdca_estimator(
+            optimizer,
+            sparse_combiner,
+            check_feature_columns(feature_columns),
+            label_dimension=label_dimension,
+        )
         head = RegressionHead(
             label_dimension=label_dimension,
             weight_column=weight_column,

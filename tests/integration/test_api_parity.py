@@ -254,6 +254,17 @@ IMPLEMENTED |= {
     )
 }
 IMPLEMENTED |= {
+    f"tf.compat.v1.estimator.tpu.{name}"
+    for name in (
+        "InputPipelineConfig",
+        "RunConfig",
+        "TPUConfig",
+        "TPUEstimator",
+        "TPUEstimatorSpec",
+        "experimental.EmbeddingConfigSpec",
+    )
+}
+IMPLEMENTED |= {
     "tf.compat.v1.estimator.experimental.dnn_logit_fn_builder",
     "tf.compat.v1.estimator.experimental.linear_logit_fn_builder",
 }

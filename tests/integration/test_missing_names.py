@@ -55,8 +55,14 @@ def test_other_names_keep_pythons_message():
         keras_estimator.NoSuchName  # noqa: B018
 
 
-def test_a_missing_name_says_what_to_do_instead():
+def test_a_missing_name_says_what_to_do_instead(monkeypatch):
     from keras_estimator.compat import estimator as v1
 
-    with pytest.raises(AttributeError, match=r"tpu.*TPUStrategy.*steps_per_loop"):
-        v1.tpu  # noqa: B018
+    table = missing_names.MISSING["keras_estimator.compat.estimator"]
+    monkeypatch.setitem(table, "Gone", "use keras_estimator.Estimator instead")
+    with pytest.raises(
+        AttributeError,
+        match=r"tf.compat.v1.estimator.Gone of tf.estimator 2.15 is not in "
+        r"keras_estimator.compat.estimator: use keras_estimator.Estimator instead",
+    ):
+        v1.Gone  # noqa: B018

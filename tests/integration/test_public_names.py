@@ -124,6 +124,7 @@ def test_submodules_are_namespaces():
         "experimental": public_names.V1_EXPERIMENTAL,
         "export": public_names.EXPORT,
         "inputs": public_names.V1_INPUTS,
+        "tpu": public_names.V1_TPU,
     }
 
 

@@ -1,8 +1,7 @@
 """tf.estimator 2.15 names this package does not provide yet, and what to do.
 
-A program that reaches one (`tf.compat.v1.estimator.tpu` under `install()`,
-`keras_estimator.experimental.RNNClassifier`) gets an AttributeError naming what it
-was and the way forward, instead of Python's bare "module has no
+A program that reaches one gets an AttributeError naming what it was and
+the way forward, instead of Python's bare "module has no
 attribute". Each public namespace module binds `__getattr__` to
 `getattr_for(<its name>)`; any other missing name keeps Python's message.
 """
@@ -11,12 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-_TPU = (
-    "TPUEstimator and tf.compat.v1.estimator.tpu are not provided: use "
-    "keras_estimator.Estimator with "
-    "RunConfig(train_distribute=tf.distribute.TPUStrategy(resolver)) and "
-    "RunConfig(steps_per_loop=N) for iterations_per_loop"
-)
 _LATER = "not provided yet"
 
 _EXPERIMENTAL = {
@@ -29,9 +22,7 @@ _EXPERIMENTAL = {
 MISSING: dict[str, dict[str, str]] = {
     "keras_estimator": {},
     "keras_estimator.experimental": _EXPERIMENTAL,
-    "keras_estimator.compat.estimator": {
-        "tpu": _TPU,
-    },
+    "keras_estimator.compat.estimator": {},
     "keras_estimator.compat.estimator.experimental": {
         **_EXPERIMENTAL,
         "KMeans": _LATER,

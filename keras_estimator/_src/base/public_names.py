@@ -29,6 +29,8 @@ EXPERIMENTAL = "keras_estimator.experimental"  # tf.estimator.experimental
 V1_EXPERIMENTAL = "keras_estimator.compat.estimator.experimental"
 EXPORT = "keras_estimator.export"  # tf.estimator.export, and v1's: one module
 V1_INPUTS = "keras_estimator.compat.estimator.inputs"
+V1_TPU = "keras_estimator.compat.estimator.tpu"  # tf.compat.v1.estimator.tpu
+V1_TPU_EXPERIMENTAL = "keras_estimator.compat.estimator.tpu.experimental"
 TF_KERAS_ESTIMATOR = "keras_estimator.compat.keras_estimator"  # tf.keras.estimator
 FEATURE_COLUMN = "keras_estimator.feature_column"  # Keras 3 feature-column layers
 # Served by no module of this package: install() sets these names on
@@ -42,6 +44,8 @@ NAMESPACES = (
     V1_EXPERIMENTAL,
     EXPORT,
     V1_INPUTS,
+    V1_TPU,
+    V1_TPU_EXPERIMENTAL,
     TF_KERAS_ESTIMATOR,
     FEATURE_COLUMN,
     V1_TRAIN,
@@ -180,6 +184,8 @@ TABLE: tuple[PublicName, ...] = tuple(
         ("experimental", V1_EXPERIMENTAL, (V1,)),
         ("export", EXPORT, _BOTH),
         ("inputs", V1_INPUTS, (V1,)),
+        ("tpu", V1_TPU, (V1,)),
+        ("experimental", V1_TPU_EXPERIMENTAL, (V1_TPU,)),
         # Extensions of the top level, not in tf.estimator 2.15.
         ("HookCallback", f"{_SRC}.engine.hook_callback:HookCallback", (ESTIMATOR,)),
         ("compat", "keras_estimator.compat", (ESTIMATOR,)),
@@ -218,6 +224,13 @@ TABLE: tuple[PublicName, ...] = tuple(
         # tf.compat.v1.estimator.inputs
         ("numpy_input_fn", f"{_SRC}.io.numpy_io:numpy_input_fn", (V1_INPUTS,)),
         ("pandas_input_fn", f"{_SRC}.io.pandas_io:pandas_input_fn", (V1_INPUTS,)),
+        # tf.compat.v1.estimator.tpu
+        ("InputPipelineConfig", f"{_SRC}.tpu.tpu_config:InputPipelineConfig", (V1_TPU,)),
+        ("RunConfig", f"{_SRC}.tpu.tpu_config:RunConfig", (V1_TPU,)),
+        ("TPUConfig", f"{_SRC}.tpu.tpu_config:TPUConfig", (V1_TPU,)),
+        ("TPUEstimator", f"{_SRC}.tpu.tpu_estimator:TPUEstimator", (V1_TPU,)),
+        ("TPUEstimatorSpec", f"{_SRC}.tpu.tpu_estimator_spec:TPUEstimatorSpec", (V1_TPU,)),
+        ("EmbeddingConfigSpec", f"{_SRC}.tpu.tpu_config:EmbeddingConfigSpec", (V1_TPU_EXPERIMENTAL,)),
     )
 )
 # fmt: on

@@ -3,11 +3,12 @@
 Mirrors the names of tf.estimator 2.15's `tf.compat.v1.estimator` that this
 package implements: mostly the same objects as the top-level
 `keras_estimator` names (the v1 and v2 Estimator behave alike here), plus
-the v1-only `inputs.numpy_input_fn`. `keras_estimator.install()` makes
+the v1-only `inputs` (`numpy_input_fn`, `pandas_input_fn`) and `tpu`
+(TPUEstimator). `keras_estimator.install()` makes
 `tf.compat.v1.estimator` resolve to this module.
 
 Its premade estimators are the v1 ones (v1 optimizers and slot names,
-summed losses). Not provided: `tpu` and `inputs.pandas_input_fn`.
+summed losses).
 """
 
 # The v1 export namespace holds exactly the v2 one's names: the same module.
@@ -134,6 +135,7 @@ from keras_estimator._src.training.train_and_evaluate import (
 )
 from keras_estimator.compat.estimator import experimental as experimental
 from keras_estimator.compat.estimator import inputs as inputs
+from keras_estimator.compat.estimator import tpu as tpu
 
 # `X as X` marks each import above as a re-export; the list of names is
 # the table in _src/base/public_names.py, which a test checks against them.

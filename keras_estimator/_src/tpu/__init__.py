@@ -1,0 +1,1 @@
+"""TPUEstimator and its configuration, running on the Estimator here."""

@@ -1,0 +1,290 @@
+"""`TPUEstimator`: tf.compat.v1.estimator.tpu's Estimator, on this package's loop.
+
+TPUEstimator programs run unchanged with `use_tpu=False` (what most of them
+do off a TPU, and how 2.15 ran them on CPU and GPU), and with `use_tpu=True`
+on a `tf.distribute.TPUStrategy`:
+
+* `input_fn` and `model_fn` must take `params`; `params["batch_size"]` is the
+  mode's batch size (`train_batch_size`, `eval_batch_size`,
+  `predict_batch_size`), divided by the number of replicas under a strategy
+  (each replica reads and computes its share), and absent while exporting.
+  `params["use_tpu"]` says whether the step runs on the TPU.
+* model_fn may return a `TPUEstimatorSpec` (or an `EstimatorSpec`); its
+  `eval_metrics`, `host_call` and `scaffold_fn` work as off a TPU in 2.15.
+* On a TPU, `TPUConfig.iterations_per_loop` steps run per device loop (as
+  `RunConfig.steps_per_loop`); the TPU is connected when the estimator is
+  made (`tpu.RunConfig(cluster=...)`, or `master`, else the local TPU), and a
+  machine without one gets a ValueError then.
+
+Not provided: TPU embedding tables (`embedding_config_spec`), and the
+TPU-tagged graph that `export_to_tpu` added to SavedModels (the CPU serving
+graph is always written); `batch_axis` and the input-pipeline layouts of
+`TPUConfig` have no effect, since the strategy distributes the dataset, and
+neither has `eval_on_tpu=False`: evaluation runs under the strategy that
+holds the variables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator._src.base import fn_args
+from keras_estimator._src.base.mode_keys import ModeKeys
+from keras_estimator._src.distribute.tpu import tpu_strategy
+from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.tpu.tpu_config import RunConfig, parse_iterations_per_loop
+from keras_estimator._src.tpu.tpu_estimator_spec import TPUEstimatorSpec
+
+logger = logging.getLogger("keras_estimator")
+
+_RESERVED_PARAMS = ("batch_size", "context")
+
+
+class ExportSavedModelApiVersion(enum.Enum):
+    """Which TPU export API 2.15 used; both write the same SavedModel here."""
+
+    V1 = 1
+    V2 = 2
+
+
+class TPUEstimator(Estimator):
+    """An Estimator that runs TPUEstimator programs; see the module.
+
+    Args:
+        model_fn: `model_fn(features, labels, mode, config, params)` returning a
+            `TPUEstimatorSpec` or an `EstimatorSpec`; must take `params`.
+        model_dir, warm_start_from: as for `Estimator`.
+        config: A `tpu.RunConfig`.
+        params: A dict for model_fn and input_fn, without the keys
+            `batch_size` and `context`, which TPUEstimator sets.
+        use_tpu: Run on a TPU (training, evaluation and prediction: an
+            Estimator's variables live under one strategy).
+        train_batch_size, eval_batch_size, predict_batch_size: Global batch
+            sizes, given to input_fn and model_fn as `params["batch_size"]`;
+            `train_batch_size` is required with `use_tpu`.
+        batch_axis, export_to_tpu, export_to_cpu,
+        export_saved_model_api_version: Accepted as 2.15 accepted them; see
+            the module for what they do here.
+        eval_on_tpu: Accepted; evaluation runs where training does.
+        embedding_config_spec: Must be None (TPU embeddings are not provided).
+
+    Raises:
+        ValueError: `config` is not a `tpu.RunConfig`; `params` holds a
+            reserved key; model_fn lacks `params`; a batch size is not a
+            positive integer (or not divisible by the TPU's replicas);
+            `embedding_config_spec` is given; no TPU is found with `use_tpu`.
+    """
+
+    def __init__(
+        self,
+        model_fn: Callable[..., Any] | None = None,
+        model_dir: str | None = None,
+        config: RunConfig | None = None,
+        params: dict[str, Any] | None = None,
+        use_tpu: bool = True,
+        train_batch_size: int | None = None,
+        eval_batch_size: int | None = None,
+        predict_batch_size: int | None = None,
+        batch_axis: Any = None,
+        eval_on_tpu: bool = True,
+        export_to_tpu: bool = True,
+        export_to_cpu: bool = True,
+        warm_start_from: Any = None,
+        embedding_config_spec: Any = None,
+        export_saved_model_api_version: Any = ExportSavedModelApiVersion.V1,
+    ) -> None:
+        if config is None or not isinstance(config, RunConfig):
+            raise ValueError(
+                f"config must be a tpu.RunConfig, got {config!r}. Pass "
+                "config=tf.compat.v1.estimator.tpu.RunConfig(...)."
+            )
+        if params is not None and any(key in params for key in _RESERVED_PARAMS):
+            raise ValueError(
+                f"{list(_RESERVED_PARAMS)} are reserved keys but existed in params "
+                f"{params}: TPUEstimator sets params['batch_size'] from "
+                "train_batch_size / eval_batch_size / predict_batch_size."
+            )
+        _check_batch_sizes(
+            use_tpu, train_batch_size, eval_batch_size, predict_batch_size
+        )
+        if embedding_config_spec is not None:
+            raise ValueError(
+                "embedding_config_spec is not supported: TPU embedding tables are "
+                "not provided. Use tf.feature_column.embedding_column (or a Keras "
+                "Embedding layer) in model_fn; it trains on any device."
+            )
+        if export_saved_model_api_version not in (1, 2, *ExportSavedModelApiVersion):
+            raise ValueError(
+                f"export_saved_model_api_version should be 1 or 2; got "
+                f"{export_saved_model_api_version!r}."
+            )
+        if model_fn is None or "params" not in fn_args.fn_args(model_fn):
+            raise ValueError(
+                f"model_fn ({model_fn!r}) does not include a params argument, "
+                "required by TPUEstimator to pass the batch size as "
+                "params['batch_size']."
+            )
+        self._user_model_fn = model_fn
+        self._use_tpu = bool(use_tpu)
+        self._batch_sizes = {
+            ModeKeys.TRAIN: train_batch_size,
+            ModeKeys.EVAL: eval_batch_size,
+            ModeKeys.PREDICT: predict_batch_size,
+        }
+        self._exporting = False
+        if self._use_tpu:
+            config = _on_tpu(config)
+        super().__init__(
+            model_fn=self._tpu_model_fn,
+            model_dir=model_dir,
+            config=config,
+            params=dict(params or {}),
+            warm_start_from=warm_start_from,
+        )
+        self._replicas = 1
+        if self._strategy is not None:
+            self._replicas = self._strategy.num_replicas_in_sync
+        _check_divisible(self._batch_sizes, self._replicas, self._use_tpu)
+
+    # ---- model_fn and input_fn --------------------------------------------
+    def _tpu_model_fn(
+        self, features: Any, labels: Any, mode: str, config: Any, params: Any
+    ) -> Any:
+        """Calls the user's model_fn with TPUEstimator's params; see the module."""
+        params = dict(params)
+        if not self._exporting:
+            batch_size = self._replica_batch_size(mode)
+            if batch_size is not None:
+                params["batch_size"] = batch_size
+        params["use_tpu"] = self._use_tpu and not self._exporting
+        accepted = fn_args.fn_args(self._user_model_fn)
+        if "labels" not in accepted and labels is not None:
+            raise ValueError(
+                "model_fn does not take labels, but input_fn returns labels. Add "
+                "`labels` to model_fn's parameters or return features only."
+            )
+        candidates = {
+            "labels": labels,
+            "mode": mode,
+            "config": config,
+            "params": params,
+        }
+        kwargs = {name: value for name, value in candidates.items() if name in accepted}
+        spec = self._user_model_fn(features=features, **kwargs)
+        if isinstance(spec, TPUEstimatorSpec):
+            return spec.as_estimator_spec()
+        return spec
+
+    def _with_batch_size(
+        self, input_fn: Callable[..., Any], mode: str
+    ) -> Callable[..., Any]:
+        """input_fn, called with params["batch_size"] for `mode`."""
+        if "params" not in fn_args.fn_args(input_fn):
+            raise ValueError(
+                f"input_fn ({input_fn!r}) does not include a params argument, "
+                "required by TPUEstimator to pass the batch size as "
+                "params['batch_size']."
+            )
+        batch_size = self._replica_batch_size(mode)
+        estimator_params = self._params
+
+        def input_fn_with_batch_size(
+            params: Any = None,
+            config: Any = None,
+            mode: Any = mode,
+            input_context: Any = None,
+        ) -> Any:
+            params = dict(estimator_params)
+            if batch_size is not None:
+                params["batch_size"] = batch_size
+            candidates = {"params": params, "config": config, "mode": mode}
+            if input_context is not None:
+                candidates["input_context"] = input_context
+            return fn_args.call_with_accepted(input_fn, candidates)
+
+        return input_fn_with_batch_size
+
+    def _dataset(self, input_fn: Callable[..., Any], mode: str) -> tf.data.Dataset:
+        return super()._dataset(self._with_batch_size(input_fn, mode), mode)
+
+    def _loop_input(self, input_fn: Callable[..., Any], mode: str) -> tuple[Any, Any]:
+        return super()._loop_input(self._with_batch_size(input_fn, mode), mode)
+
+    def _replica_batch_size(self, mode: str) -> int | None:
+        batch_size = self._batch_sizes.get(mode)
+        if batch_size is None:
+            return None
+        return batch_size // self._replicas
+
+    # ---- export: no batch size, use_tpu False --------------------------------
+    @contextlib.contextmanager
+    def _export_mode(self) -> Iterator[None]:
+        self._exporting = True
+        try:
+            yield
+        finally:
+            self._exporting = False
+
+    def export_saved_model(self, *args: Any, **kwargs: Any) -> bytes:
+        with self._export_mode():
+            return super().export_saved_model(*args, **kwargs)
+
+    def experimental_export_all_saved_models(self, *args: Any, **kwargs: Any) -> bytes:
+        with self._export_mode():
+            return super().experimental_export_all_saved_models(*args, **kwargs)
+
+
+def _check_batch_sizes(use_tpu: bool, train: Any, eval_: Any, predict: Any) -> None:
+    if use_tpu and train is None:
+        raise ValueError(
+            "train_batch_size cannot be None with use_tpu=True: pass the global "
+            "training batch size."
+        )
+    for name, value in (
+        ("train_batch_size", train),
+        ("eval_batch_size", eval_),
+        ("predict_batch_size", predict),
+    ):
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value <= 0
+        ):
+            raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+
+
+def _check_divisible(batch_sizes: dict[str, Any], replicas: int, use_tpu: bool) -> None:
+    for mode, value in batch_sizes.items():
+        if use_tpu and value is not None and value % replicas:
+            raise ValueError(
+                f"The {mode} batch size {value} must be divisible by the "
+                f"{replicas} TPU replicas."
+            )
+
+
+def _on_tpu(config: RunConfig) -> RunConfig:
+    """config with a TPUStrategy and iterations_per_loop as steps_per_loop."""
+    strategy = connect_tpu(config)
+    iterations = parse_iterations_per_loop(config.tpu_config.iterations_per_loop)
+    steps_per_loop = iterations.value if iterations.unit == "count" else None
+    if steps_per_loop is None:
+        logger.warning(
+            "iterations_per_loop=%r is a time: each device loop runs one step.",
+            config.tpu_config.iterations_per_loop,
+        )
+    return config.replace(
+        train_distribute=strategy,
+        eval_distribute=strategy,
+        steps_per_loop=steps_per_loop,
+    )
+
+
+def connect_tpu(config: RunConfig) -> tf.distribute.Strategy:
+    """A TPUStrategy for the TPU `config` names (its cluster, master or 'local')."""
+    if config.cluster is not None:
+        return tpu_strategy(config.cluster)
+    return tpu_strategy(config.master or "local")

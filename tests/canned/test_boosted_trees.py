@@ -199,8 +199,10 @@ def test_global_step_counts_rounds_and_stops_at_n_trees(tmp_path):
     first = est.latest_checkpoint()
     est.train(train_fn(features, labels), max_steps=2)
     assert est.latest_checkpoint() == first
-    est.train(train_fn(features, labels), steps=10)
+    est.train(train_fn(features, labels))
     assert est.get_variable_value("global_step") == 3
+    assert os.path.basename(est.latest_checkpoint()) == "model.ckpt-3"
+    est.train(train_fn(features, labels), steps=10)
     assert os.path.basename(est.latest_checkpoint()) == "model.ckpt-3"
     split = est.get_variable_value("boosted_trees/split_feature")
     assert split.shape == (3, 7)

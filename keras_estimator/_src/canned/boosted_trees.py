@@ -520,8 +520,12 @@ class _BoostedTrees(Estimator):
             )
             return
         start = _checkpoint.step_of(latest) if latest is not None else 0
-        limit = max_steps if max_steps is not None else start + (steps or 0)
-        target = min(self._hparams.n_trees, limit) if limit else self._hparams.n_trees
+        limit = self._hparams.n_trees
+        if max_steps is not None:
+            limit = max_steps
+        elif steps is not None:
+            limit = start + steps
+        target = min(self._hparams.n_trees, limit)
         if start >= target:
             logger.info(
                 "Skipping training: the forest already has %d of its %d rounds.",

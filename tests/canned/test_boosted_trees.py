@@ -188,6 +188,28 @@ def test_weighted_regressor_predicts_as_ydf_and_restores(tmp_path):
     assert "average_loss" in again.evaluate(train_fn(features, score), steps=1)
 
 
+def test_two_dimensional_regressor_grows_trees_per_dimension(tmp_path):
+    features, score = make_data(4)
+    targets = np.stack([score, -2.0 * score + features["a"][:, 1]], axis=1)
+    est = BoostedTreesRegressor(
+        columns(),
+        1,
+        model_dir=str(tmp_path),
+        label_dimension=2,
+        n_trees=3,
+        max_depth=2,
+        learning_rate=0.3,
+    )
+    est.train(train_fn(features, targets))
+    ours = np.stack([p["predictions"] for p in est.predict(predict_fn(features))])
+    for dim in range(2):
+        model, data = ydf_model(
+            features, targets[:, dim], "SQUARED_ERROR", ydf.Task.REGRESSION, 3, 2
+        )
+        np.testing.assert_allclose(ours[:, dim], model.predict(data), atol=1e-5)
+    assert est.get_variable_value("boosted_trees/leaf_value").shape == (6, 7, 2)
+
+
 def test_global_step_counts_rounds_and_stops_at_n_trees(tmp_path):
     features, score = make_data(3)
     labels = (score > 0.5).astype(np.int64)

@@ -1,5 +1,9 @@
 """KMeans: recovering blob centres, 2.15's update rules, predictions and errors."""
 
+import json
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -84,7 +88,7 @@ def test_blob_centres_are_recovered(
         use_mini_batch=mini_batch,
         mini_batch_steps_per_iteration=steps_per_iteration,
     )
-    km.train(batched_input(points, 60) if mini_batch else full_input(points), steps=24)
+    km.train(batched_input(points, 60) if mini_batch else full_input(points), steps=60)
     centres = km.cluster_centers()
     assert centres.shape == (3, 2)
     if cosine:
@@ -244,9 +248,10 @@ def test_a_full_batch_step_is_lloyds(points, centres):
 
 
 @given(hnp.arrays(np.float32, (6, 2), elements=st.floats(-5, 5, width=32)))
-def test_a_mini_batch_step_is_a_running_mean_from_count_one(points):
-    # With mini_batch_steps_per_iteration=1 each centre starts with count 1
-    # (2.15's rule), so it moves to the mean of itself and its new points.
+def test_a_mini_batch_step_follows_2_15s_rule(points):
+    # With mini_batch_steps_per_iteration=1 each centre starts with count 1;
+    # m new points move it by (sum - m x) / (n + 2m), as 2.15 ran it (the
+    # fixture test checks the same against 2.15's numbers).
     centres = np.array([[-1.0, 0.0], [1.0, 0.0]], np.float32)
     model = _Clustering(settings(2), 2)
     model.clusters.assign(centres)
@@ -255,7 +260,8 @@ def test_a_mini_batch_step_is_a_running_mean_from_count_one(points):
     expected = centres.copy()
     for k in range(2):
         members = points[assignment.numpy() == k]
-        expected[k] = (centres[k] + members.sum(0)) / (1 + len(members))
+        m = len(members)
+        expected[k] = centres[k] + (members.sum(0) - m * centres[k]) / (1 + 2 * m)
     np.testing.assert_allclose(model.clusters.numpy(), expected, rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(
         model.counts.numpy(), 1 + np.bincount(assignment, minlength=2)
@@ -270,3 +276,38 @@ def test_features_are_concatenated_in_sorted_key_order(widths):
     }
     expected = np.concatenate([features[k] for k in sorted(features)], axis=1)
     np.testing.assert_array_equal(input_points(features, None).numpy(), expected)
+
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tf215_kmeans_sdca"
+KMEANS_INIT = np.array([[1.0, 1.0], [4.0, 4.0], [-4.0, 3.0]], np.float32)
+
+
+def test_2_15s_model_dir_restores_and_training_matches_2_15(tmp_path):
+    expected = json.loads((FIXTURE / "expected.json").read_text())
+    points = np.load(FIXTURE / "data.npz")["points"]
+    model_dir = tmp_path / "from_2_15"
+    shutil.copytree(FIXTURE / "kmeans_model_dir", model_dir)
+    restored = KMeans(3, model_dir=str(model_dir), use_mini_batch=False)
+    np.testing.assert_allclose(
+        restored.cluster_centers(), expected["kmeans_full_batch_centres"], rtol=1e-6
+    )
+    once = lambda: tf.data.Dataset.from_tensors({"x": points})  # noqa: E731
+    assert restored.score(once) == pytest.approx(
+        expected["kmeans_full_batch_score"], rel=1e-5
+    )
+    # The same runs here, from the same initial centres.
+    for mini_batch, steps, key in [(False, 3, "full"), (True, 5, "mini")]:
+        km = KMeans(
+            3,
+            model_dir=str(tmp_path / key),
+            initial_clusters=KMEANS_INIT,
+            use_mini_batch=mini_batch,
+            mini_batch_steps_per_iteration=2,
+        )
+        km.train(full_input(points), steps=steps)
+        np.testing.assert_allclose(
+            km.cluster_centers(),
+            expected[f"kmeans_{key}_batch_centres"],
+            rtol=1e-5,
+            atol=1e-5,
+        )

@@ -7,6 +7,9 @@ tf.estimator 2.15's behaviour and checkpoint names:
   mini-batch training adds the per-centre point counts `Variable`, and with
   `mini_batch_steps_per_iteration > 1` the working copy `clusters_updated`
   and the countdown `update_in_steps`;
+* mini-batch steps move each centre towards its new points by
+  `(sum(d_i) - m x) / (n + 2m)` (n points so far, m new ones): the rule
+  2.15's models followed (see `_Clustering._mini_batch`);
 * the loss of a batch is the sum over its points of the distance to the
   nearest centre (squared Euclidean, or `1 - cos` for the cosine distance);
   `evaluate` reports `score`, the mean of that sum over the batches;
@@ -278,11 +281,13 @@ class _Clustering:
             tf.ones_like(position, tf.int64), position, num_ids
         )
         sums = tf.math.unsorted_segment_sum(points, position, num_ids)
-        # Centre x with n points so far and m new points d_i moves to
-        # x + (sum(d_i) - m x) / (n + m): the running mean.
-        step = (
-            sums - tf.cast(new_counts, tf.float32)[:, tf.newaxis] * old_centres
-        ) / tf.cast(old_counts + new_counts, tf.float32)[:, tf.newaxis]
+        # Centre x with n points so far and m new points d_i moves by
+        # (sum(d_i) - m x) / (n + 2m). 2.15 documented n + m (a running mean)
+        # but read the counts after adding the batch's m to them, so what its
+        # models learned, and what is reproduced here, divides by n + 2m.
+        denominator = tf.cast(old_counts + 2 * new_counts, tf.float32)[:, tf.newaxis]
+        weighted = tf.cast(new_counts, tf.float32)[:, tf.newaxis] * old_centres
+        step = (sums - weighted) / denominator
         return tf.group(
             counts.scatter_add(tf.IndexedSlices(new_counts, ids)),
             self.updated.scatter_add(tf.IndexedSlices(step, ids)),

@@ -1,5 +1,8 @@
 """LinearSDCA: converging to the regularized optimum, 2.15's checks and names."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -298,4 +301,40 @@ def test_v1_classes_train_by_sdca_under_2_15s_v1_names(tmp_path):
     with pytest.raises(ValueError, match="multi-class"):
         v1_estimators.LinearClassifier(
             COLUMNS, str(tmp_path / "c"), n_classes=3, optimizer=LinearSDCA("id")
+        )
+
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tf215_kmeans_sdca"
+
+
+@pytest.mark.parametrize(
+    "name, cls, label_key",
+    [
+        ("classifier", LinearClassifier, "y_binary"),
+        ("regressor", LinearRegressor, "y_regression"),
+    ],
+)
+def test_the_same_run_reaches_2_15s_weights(name, cls, label_key, tmp_path):
+    data = np.load(FIXTURE / "data.npz")
+    expected = json.loads((FIXTURE / "expected.json").read_text())[
+        f"sdca_{name}_weights"
+    ]
+    features = {"x": data["x"], "c": data["c"], "id": data["ids"]}
+    labels = data[label_key]
+    est = cls(
+        COLUMNS,
+        model_dir=str(tmp_path),
+        optimizer=LinearSDCA("id", symmetric_l2_regularization=4.0),
+    )
+    est.train(
+        lambda: tf.data.Dataset.from_tensors((features, labels)).repeat(), steps=30
+    )
+    assert sorted(expected) == sorted(
+        n for n in est.get_variable_names() if n.startswith("linear/")
+    )
+    for variable, value in expected.items():
+        # SDCA's kernel updates examples on several threads: runs differ
+        # slightly, in 2.15 as here.
+        np.testing.assert_allclose(
+            est.get_variable_value(variable), value, atol=2e-3, err_msg=variable
         )

@@ -311,3 +311,12 @@ def test_2_15s_model_dir_restores_and_training_matches_2_15(tmp_path):
             rtol=1e-5,
             atol=1e-5,
         )
+
+
+def test_a_multi_replica_strategy_is_refused(tmp_path):
+    config = ke.RunConfig(
+        train_distribute=tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    )
+    km = KMeans(3, model_dir=str(tmp_path), config=config)
+    with pytest.raises(ValueError, match="one replica"):
+        km.train(full_input(blobs(CENTRES)), steps=1)

@@ -9,6 +9,7 @@ import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
+import keras_estimator as ke
 from keras_estimator._src.canned import v1_estimators
 from keras_estimator._src.canned.linear import (
     LinearClassifier,
@@ -338,3 +339,14 @@ def test_the_same_run_reaches_2_15s_weights(name, cls, label_key, tmp_path):
         np.testing.assert_allclose(
             est.get_variable_value(variable), value, atol=2e-3, err_msg=variable
         )
+
+
+def test_a_multi_replica_strategy_is_refused(tmp_path):
+    config = ke.RunConfig(
+        train_distribute=tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    )
+    est = LinearClassifier(
+        COLUMNS, model_dir=str(tmp_path), optimizer=LinearSDCA("id"), config=config
+    )
+    with pytest.raises(ValueError, match="one replica"):
+        est.train(full_batch(Y_BINARY), steps=1)

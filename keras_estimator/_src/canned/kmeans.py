@@ -323,6 +323,13 @@ def kmeans_model_fn(settings: _Settings) -> Callable[..., EstimatorSpec]:
 
     def model_fn(features: Any, labels: Any, mode: str) -> EstimatorSpec:
         del labels  # clustering reads only the features
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        if replicas > 1:
+            raise ValueError(
+                f"KMeans runs on one replica; the distribution strategy has "
+                f"{replicas}. Leave RunConfig's train_distribute/eval_distribute "
+                "unset for KMeans."
+            )
         points = input_points(features, settings.feature_columns)
         if settings.distance_metric == COSINE_DISTANCE:
             points = tf.math.l2_normalize(points, axis=1)

@@ -234,6 +234,13 @@ def sdca_model_fn(
             raise ValueError(
                 "LinearSDCA trains on labels: input_fn must return (features, labels)."
             )
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        if replicas > 1:
+            raise ValueError(
+                f"LinearSDCA trains on one replica; the distribution strategy has "
+                f"{replicas}. Leave RunConfig's train_distribute unset, or use "
+                "another optimizer."
+            )
         # Built after the logits, so the loss is the one before this step.
         train_op = _SdcaStep(
             head, feature_columns, optimizer, loss_type, table, slot_name

@@ -22,10 +22,14 @@ Adagrad at learning rate 0.05 with each gradient clipped to norm 5, slots
 under tf.keras 2's names. A model_dir written by tf.estimator 2.15 restores
 here and predicts the same.
 
-Differences from 2.15: an int `units` with the default `cell_type`, or with
-a cell class, is one layer (2.15 failed with a TypeError); with several
-replicas, the gradient norm is clipped on each replica's gradient before they
-are summed (2.15 clipped the sum).
+Differences from 2.15: an int `units` with the default `cell_type` builds
+what `cell_type='simple_rnn'` does, and with a cell class one layer of that
+cell (2.15 failed on both with a TypeError); with several replicas, the
+gradient norm is clipped on each replica's gradient before they are summed
+(2.15 clipped the sum); the sequence mask spans the input's time axis (2.15's
+spanned the longest sequence of the batch, the same when input_fn pads no
+further, as `parse_example` does not); a Keras optimizer's `clipnorm` is
+applied too.
 """
 
 from __future__ import annotations

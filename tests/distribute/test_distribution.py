@@ -243,3 +243,38 @@ def test_one_replica_mirrored_reads_like_no_strategy_and_stops_at_input_end():
             err_msg=name,
         )
     assert one.evaluate(finite_input_fn) == pytest.approx(plain.evaluate(finite_input_fn))
+
+
+def _tutorial_model_fn(features, labels, mode):
+    """The custom-estimator tutorial's shape: metrics made in every mode."""
+    logits = ke.compat.layers.dense(features["x"], 3, name="logits")
+    classes = tf.argmax(logits, 1)
+    if mode == ke.ModeKeys.PREDICT:
+        return ke.EstimatorSpec(mode, predictions={"classes": classes})
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    accuracy = tf.compat.v1.metrics.accuracy(labels, classes, name="acc_op")
+    mean_loss = tf.compat.v1.metrics.mean(loss)
+    tf.compat.v1.summary.scalar("accuracy", accuracy[1])
+    metrics = {"accuracy": accuracy, "mean_loss": mean_loss}
+    if mode == ke.ModeKeys.EVAL:
+        return ke.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+        loss, global_step=tf.compat.v1.train.get_global_step()
+    )
+    return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def test_v1_metrics_made_in_training_too_evaluate_under_mirrored_as_on_one_device():
+    model_dir = tempfile.mkdtemp()
+    config = ke.RunConfig(tf_random_seed=3, train_distribute=MIRRORED)
+    mirrored = ke.Estimator(_tutorial_model_fn, model_dir, config)
+    mirrored.train(_input_fn(8), steps=6)
+
+    def eval_input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(16)
+
+    ours = mirrored.evaluate(eval_input_fn)
+    single = ke.Estimator(_tutorial_model_fn, model_dir).evaluate(eval_input_fn)
+    assert ours["global_step"] == single["global_step"] == 6
+    assert ours["accuracy"] == pytest.approx(single["accuracy"])
+    assert ours["mean_loss"] == pytest.approx(single["mean_loss"], rel=1e-5)

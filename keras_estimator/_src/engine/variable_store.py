@@ -246,11 +246,7 @@ class VariableStore:
             return self._component(self._entries.get(base), base, index)
         name = trace.replica_name(trace.unique(name))
         entry = self._entries.get(name) or self._pending.get(name)
-        if (
-            entry is not None
-            and isinstance(entry.variable, tf.distribute.DistributedValues)
-            and tf.distribute.in_cross_replica_context()
-        ):
+        if entry is not None and _wants_component(entry.variable):
             return self._component(entry, name, 0)
         if entry is None:
             if not allow_creation:
@@ -380,6 +376,25 @@ def as_tf_variable(value: Any) -> tf.Variable | None:
     if isinstance(inner, tf.Variable) and hasattr(value, "path"):
         return inner
     return None
+
+
+def _wants_component(variable: Any) -> bool:
+    """Whether a trace gets `variable`'s first copy instead of `variable`.
+
+    In cross-replica context, as a strategy's own creator would. So does a
+    trace outside any strategy (the building trace of a later mode) asking
+    for a sync-on-read variable: `tf.compat.v1.metrics` update theirs with
+    `assign_add`, which such a variable refuses outside a replica, and the
+    building trace runs nothing.
+    """
+    if not isinstance(variable, tf.distribute.DistributedValues):
+        return False
+    if tf.distribute.in_cross_replica_context():
+        return True
+    return (
+        not tf.distribute.has_strategy()
+        and variable.synchronization == tf.VariableSynchronization.ON_READ
+    )
 
 
 def _qualified_name(name: str | None) -> str:

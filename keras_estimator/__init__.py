@@ -36,6 +36,12 @@ from keras_estimator._src.canned.baseline import (
 )
 from keras_estimator._src.canned.baseline import BaselineEstimator as BaselineEstimator
 from keras_estimator._src.canned.baseline import BaselineRegressor as BaselineRegressor
+from keras_estimator._src.canned.boosted_trees import (
+    BoostedTreesClassifier as BoostedTreesClassifier,
+)
+from keras_estimator._src.canned.boosted_trees import (
+    BoostedTreesRegressor as BoostedTreesRegressor,
+)
 from keras_estimator._src.canned.dnn import DNNClassifier as DNNClassifier
 from keras_estimator._src.canned.dnn import DNNEstimator as DNNEstimator
 from keras_estimator._src.canned.dnn import DNNRegressor as DNNRegressor

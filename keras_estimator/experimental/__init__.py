@@ -10,9 +10,12 @@ from keras_estimator._src.base import public_names as _public_names
 from keras_estimator._src.base.serving_input import (
     build_raw_supervised_input_receiver_fn as build_raw_supervised_input_receiver_fn,
 )
+from keras_estimator._src.canned.linear_sdca import LinearSDCA as LinearSDCA
 from keras_estimator._src.canned.logit_fns import (
     call_logit_fn as call_logit_fn,
 )
+from keras_estimator._src.canned.rnn import RNNClassifier as RNNClassifier
+from keras_estimator._src.canned.rnn import RNNEstimator as RNNEstimator
 from keras_estimator._src.distribute.multi_worker import (
     multi_worker_strategy as multi_worker_strategy,
 )

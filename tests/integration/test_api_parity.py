@@ -265,6 +265,15 @@ IMPLEMENTED |= {
     )
 }
 IMPLEMENTED |= {
+    "tf.estimator.add_metrics",
+    "tf.compat.v1.estimator.add_metrics",
+    "tf.estimator.experimental.LinearSDCA",
+    "tf.estimator.experimental.RNNClassifier",
+    "tf.estimator.experimental.RNNEstimator",
+    "tf.compat.v1.estimator.experimental.KMeans",
+    "tf.compat.v1.estimator.experimental.LinearSDCA",
+}
+IMPLEMENTED |= {
     "tf.compat.v1.estimator.experimental.dnn_logit_fn_builder",
     "tf.compat.v1.estimator.experimental.linear_logit_fn_builder",
 }

@@ -92,6 +92,9 @@ TABLE: tuple[PublicName, ...] = tuple(
     for name, target, namespaces in (
         # tf.estimator / tf.compat.v1.estimator
         ("BestExporter", f"{_SRC}.export.best_exporter:BestExporter", _BOTH),
+        # tf.estimator 2.8's BoostedTrees, in both namespaces as in 2.8.
+        ("BoostedTreesClassifier", f"{_SRC}.canned.boosted_trees:BoostedTreesClassifier", _BOTH),
+        ("BoostedTreesRegressor", f"{_SRC}.canned.boosted_trees:BoostedTreesRegressor", _BOTH),
         ("BaselineClassifier", f"{_SRC}.canned.baseline:BaselineClassifier", (ESTIMATOR,)),
         ("BaselineEstimator", f"{_SRC}.canned.baseline:BaselineEstimator", (ESTIMATOR,)),
         ("BaselineRegressor", f"{_SRC}.canned.baseline:BaselineRegressor", (ESTIMATOR,)),
@@ -204,6 +207,10 @@ TABLE: tuple[PublicName, ...] = tuple(
         ("stop_if_no_decrease_hook", f"{_SRC}.estimator.early_stopping:stop_if_no_decrease_hook", _EXPERIMENTAL),
         ("stop_if_no_increase_hook", f"{_SRC}.estimator.early_stopping:stop_if_no_increase_hook", _EXPERIMENTAL),
         ("call_logit_fn", f"{_SRC}.canned.logit_fns:call_logit_fn", _EXPERIMENTAL),
+        ("LinearSDCA", f"{_SRC}.canned.linear_sdca:LinearSDCA", _EXPERIMENTAL),
+        ("RNNClassifier", f"{_SRC}.canned.rnn:RNNClassifier", (EXPERIMENTAL,)),
+        ("RNNEstimator", f"{_SRC}.canned.rnn:RNNEstimator", (EXPERIMENTAL,)),
+        ("KMeans", f"{_SRC}.canned.kmeans:KMeans", (V1_EXPERIMENTAL,)),
         ("dnn_logit_fn_builder", f"{_SRC}.canned.logit_fns:dnn_logit_fn_builder", (V1_EXPERIMENTAL,)),
         ("linear_logit_fn_builder", f"{_SRC}.canned.logit_fns:linear_logit_fn_builder", (V1_EXPERIMENTAL,)),
         # Extensions of tf.estimator.experimental.

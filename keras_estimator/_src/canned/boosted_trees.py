@@ -526,6 +526,16 @@ class _BoostedTrees(Estimator):
         elif steps is not None:
             limit = start + steps
         target = min(self._hparams.n_trees, limit)
+        if target < self._hparams.n_trees:
+            logger.warning(
+                "BoostedTrees' global step counts trees here (tf.estimator 2.8 "
+                "counted one step per tree layer and batch): steps=%s, "
+                "max_steps=%s stop the forest at %d of its n_trees=%d trees.",
+                steps,
+                max_steps,
+                target,
+                self._hparams.n_trees,
+            )
         if start >= target:
             logger.info(
                 "Skipping training: the forest already has %d of its %d rounds.",

@@ -29,6 +29,12 @@ from keras_estimator._src.base.session_run_hook import SessionRunHook as Session
 from keras_estimator._src.base.session_run_hook import (
     SessionRunValues as SessionRunValues,
 )
+from keras_estimator._src.canned.boosted_trees import (
+    BoostedTreesClassifier as BoostedTreesClassifier,
+)
+from keras_estimator._src.canned.boosted_trees import (
+    BoostedTreesRegressor as BoostedTreesRegressor,
+)
 from keras_estimator._src.canned.v1_dnn_linear_combined import (
     DNNLinearCombinedClassifier as DNNLinearCombinedClassifier,
 )

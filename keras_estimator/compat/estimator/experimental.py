@@ -1,12 +1,14 @@
 """`tf.compat.v1.estimator.experimental`: the names of `keras_estimator.experimental`.
 
 The same objects as in the `tf.estimator.experimental` mirror, plus the v1
-logit-fn builders (`dnn_logit_fn_builder`, `linear_logit_fn_builder`);
-`KMeans` and `LinearSDCA` are not provided.
+logit-fn builders (`dnn_logit_fn_builder`, `linear_logit_fn_builder`) and
+`KMeans`; `RNNClassifier`/`RNNEstimator` are tf.estimator.experimental's only,
+as in 2.15.
 """
 
 from keras_estimator._src.base import missing_names as _missing_names
 from keras_estimator._src.base import public_names as _public_names
+from keras_estimator._src.canned.kmeans import KMeans as KMeans
 from keras_estimator._src.canned.logit_fns import (
     dnn_logit_fn_builder as dnn_logit_fn_builder,
 )
@@ -16,6 +18,7 @@ from keras_estimator._src.canned.logit_fns import (
 from keras_estimator.experimental import (
     InMemoryEvaluatorHook as InMemoryEvaluatorHook,
 )
+from keras_estimator.experimental import LinearSDCA as LinearSDCA
 from keras_estimator.experimental import (
     build_raw_supervised_input_receiver_fn as build_raw_supervised_input_receiver_fn,
 )

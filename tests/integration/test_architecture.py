@@ -33,6 +33,7 @@ LAYERS = {
     "canned": 7,
     "tpu": 7,
     "zero_change": 8,
+    "cli": 9,
 }
 
 

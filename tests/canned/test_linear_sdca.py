@@ -144,6 +144,18 @@ def test_a_new_estimator_resumes_with_the_saved_dual_state(tmp_path):
     np.testing.assert_allclose(weights_of(est), ridge(np.ones(N)), atol=2e-3)
 
 
+def test_a_sharded_table_keeps_2_15s_shard_names_and_converges(tmp_path):
+    sdca = LinearSDCA("id", num_table_shards=2, symmetric_l2_regularization=L2)
+    est = LinearRegressor(COLUMNS, model_dir=str(tmp_path), optimizer=sdca)
+    est.train(full_batch(Y_REGRESSION), steps=60)
+    names = {name for name, _ in tf.train.list_variables(str(tmp_path))}
+    assert {
+        "ShardedMutableHashTable-1-of-2-keys",
+        "ShardedMutableHashTable-2-of-2-values",
+    } <= names
+    np.testing.assert_allclose(weights_of(est), ridge(np.ones(N)), atol=2e-3)
+
+
 def test_l1_shrinks_the_unregularized_weights(tmp_path):
     sdca = LinearSDCA(
         "id", symmetric_l1_regularization=2.0, symmetric_l2_regularization=L2

@@ -7,9 +7,9 @@ tf.estimator 2.15's behaviour and checkpoint names:
   mini-batch training adds the per-centre point counts `Variable`, and with
   `mini_batch_steps_per_iteration > 1` the working copy `clusters_updated`
   and the countdown `update_in_steps`;
-* mini-batch steps move each centre towards its new points by
-  `(sum(d_i) - m x) / (n + 2m)` (n points so far, m new ones): the rule
-  2.15's models followed (see `_Clustering._mini_batch`);
+* mini-batch steps move each centre to the running mean of its points,
+  `x + (sum(d_i) - m x) / (n + m)` (n points so far, m new ones; with
+  `mini_batch_steps_per_iteration=1` every centre starts at n = 1);
 * the loss of a batch is the sum over its points of the distance to the
   nearest centre (squared Euclidean, or `1 - cos` for the cosine distance);
   `evaluate` reports `score`, the mean of that sum over the batches;
@@ -21,7 +21,9 @@ the first step chooses them from its batch and then trains on that batch,
 so `train(steps=n)` reads n batches rather than n + 1. When random
 initialisation needs more than one batch (batches smaller than
 `num_clusters`), the steps that only choose centres report a loss of 0.
-Centres not chosen yet are NaN rows of `clusters`.
+Centres not chosen yet are NaN rows of `clusters`. The initialisation is
+seeded as 2.15 seeded it, by RunConfig's `tf_random_seed` (87654321 when
+unset); the `seed` argument has no effect, as in 2.15.
 
 The clustering kernels are TensorFlow's (`NearestNeighbors`,
 `KmeansPlusPlusInitialization`), called through `tf.raw_ops`.
@@ -46,6 +48,8 @@ COSINE_DISTANCE = "cosine"
 RANDOM_INIT = "random"
 KMEANS_PLUS_PLUS_INIT = "kmeans_plus_plus"
 CLUSTERS_VAR_NAME = "clusters"
+# TF1's graph-level seed when none is set (`random_seed.DEFAULT_GRAPH_SEED`).
+DEFAULT_SEED = 87654321
 _DISTANCES = (SQUARED_EUCLIDEAN_DISTANCE, COSINE_DISTANCE)
 _INITS = (RANDOM_INIT, KMEANS_PLUS_PLUS_INIT)
 
@@ -100,8 +104,9 @@ def input_points(features: Any, feature_columns: Sequence[Any] | None) -> tf.Ten
 class _Clustering:
     """The k-means variables of one model and the ops on them; see the module."""
 
-    def __init__(self, settings: _Settings, dim: int) -> None:
+    def __init__(self, settings: _Settings, dim: int, seed: int = DEFAULT_SEED) -> None:
         self.s = settings
+        self.seed = seed
         k = settings.num_clusters
         self.clusters = tf.Variable(
             lambda: tf.fill([k, dim], np.float32(np.nan)),
@@ -197,12 +202,13 @@ class _Clustering:
         if initial == RANDOM_INIT:
 
             def sample() -> tf.Tensor:
-                indices = tf.random.uniform(
-                    [remaining],
-                    0,
-                    tf.cast(num_points, tf.int64),
-                    tf.int64,
-                    seed=self.s.seed,
+                # 2.15's draw: random_uniform seeded (graph seed, graph seed).
+                indices = tf.raw_ops.RandomUniformInt(
+                    shape=[remaining],
+                    minval=tf.constant(0, tf.int64),
+                    maxval=tf.cast(num_points, tf.int64),
+                    seed=self.seed,
+                    seed2=self.seed,
                 )
                 return tf.gather(points, indices)
 
@@ -224,7 +230,7 @@ class _Clustering:
             return tf.raw_ops.KmeansPlusPlusInitialization(
                 points=source,
                 num_to_sample=tf.cast(remaining, tf.int64),
-                seed=tf.constant(self.s.seed or 0, tf.int64),
+                seed=tf.constant(self.seed, tf.int64),
                 num_retries_per_sample=tf.constant(self.s.num_retries, tf.int64),
             )
 
@@ -282,10 +288,10 @@ class _Clustering:
         )
         sums = tf.math.unsorted_segment_sum(points, position, num_ids)
         # Centre x with n points so far and m new points d_i moves by
-        # (sum(d_i) - m x) / (n + 2m). 2.15 documented n + m (a running mean)
-        # but read the counts after adding the batch's m to them, so what its
-        # models learned, and what is reproduced here, divides by n + 2m.
-        denominator = tf.cast(old_counts + 2 * new_counts, tf.float32)[:, tf.newaxis]
+        # (sum(d_i) - m x) / (n + m): the running mean, 2.15's documented rule.
+        # 2.15's own runs raced here: TF1 sometimes read the counts after
+        # adding the batch's m to them, dividing by n + 2m instead.
+        denominator = tf.cast(old_counts + new_counts, tf.float32)[:, tf.newaxis]
         weighted = tf.cast(new_counts, tf.float32)[:, tf.newaxis] * old_centres
         step = (sums - weighted) / denominator
         return tf.group(
@@ -321,7 +327,7 @@ class _Settings:
 def kmeans_model_fn(settings: _Settings) -> Callable[..., EstimatorSpec]:
     """The KMeans model_fn; see the module for what each mode returns."""
 
-    def model_fn(features: Any, labels: Any, mode: str) -> EstimatorSpec:
+    def model_fn(features: Any, labels: Any, mode: str, config: Any) -> EstimatorSpec:
         del labels  # clustering reads only the features
         replicas = tf.distribute.get_strategy().num_replicas_in_sync
         if replicas > 1:
@@ -333,7 +339,12 @@ def kmeans_model_fn(settings: _Settings) -> Callable[..., EstimatorSpec]:
         points = input_points(features, settings.feature_columns)
         if settings.distance_metric == COSINE_DISTANCE:
             points = tf.math.l2_normalize(points, axis=1)
-        model = _Clustering(settings, int(points.shape[1]))
+        # 2.15 seeded the initialisation with the graph-level seed only
+        # (`get_seed(seed)[0]`): RunConfig's tf_random_seed, else TF1's
+        # default graph seed, whatever `seed` was.
+        graph_seed = getattr(config, "tf_random_seed", None)
+        seed = DEFAULT_SEED if graph_seed is None else int(graph_seed)
+        model = _Clustering(settings, int(points.shape[1]), seed)
         hooks: list[Any] = []
         train_op = None
         if mode == ModeKeys.TRAIN:
@@ -398,7 +409,10 @@ class KMeans(Estimator):
             callable `f(inputs, k)` returning up to `k` centres from
             `inputs` (a list with the batch's [N, dim] points).
         distance_metric: `SQUARED_EUCLIDEAN_DISTANCE` or `COSINE_DISTANCE`.
-        seed: seed of the random initialisation.
+        seed: accepted and, as in 2.15, without effect: 2.15 seeded the
+            initialisation with the graph-level seed, RunConfig's
+            `tf_random_seed` (87654321 when unset), and so does this class;
+            the same config picks the same initial centres as 2.15.
         use_mini_batch: True for mini-batch k-means (each step moves the
             centres of the batch's points towards them by a running mean);
             False for Lloyd's algorithm, one full iteration per step on a

@@ -22,6 +22,7 @@ import keras_estimator as ke
 from keras_estimator._src.canned import optimizers, rnn
 from keras_estimator._src.feature_column import sequence_features
 from keras_estimator._src.head.classification_heads import BinaryClassHead
+from keras_estimator._src.head.sequential_head import SequentialHeadWrapper
 from tests.fixtures import make_tf215_rnn_fixture as recipe
 
 fc = tf.feature_column
@@ -434,7 +435,7 @@ def test_units_and_cell_type_choose_2_15s_layer(units, cell_type, layer, cells):
 def test_estimator_with_a_sequential_regression_head_fits_running_sums(tmp_path):
     from keras_estimator._src.head.regression_heads import RegressionHead
 
-    head = rnn.SequentialHeadWrapper(RegressionHead(), "mask")
+    head = SequentialHeadWrapper(RegressionHead(), "mask")
     est = rnn.RNNEstimator(
         head,
         SEQUENCE,

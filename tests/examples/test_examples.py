@@ -68,3 +68,17 @@ def test_layers_cnn_logs_the_softmax_tensor(tmp_path):
     accuracy = float(re.search(r"Test set accuracy: ([\d.]+) on 297 digits", out)[1])
     assert accuracy > 0.3, out  # chance is 0.1; 60 steps reach ~0.8
     assert re.search(r"predicted: \[(\d, ){9}\d\]", out)
+
+
+def test_train_and_evaluate_best_exporter_serves_in_a_fresh_process(tmp_path):
+    out = run_example(
+        "train_and_evaluate_best_exporter",
+        "--steps", "30", "--save-every", "10", "--model-dir", str(tmp_path),
+    )  # fmt: skip
+    assert re.search(r"final evaluation: .* global step 30", out), out
+    assert re.search(r"BestExporter kept [12] export\(s\)", out)
+    assert "served probabilities shape: (5, 3)" in out
+    served = re.search(r"served class_ids: (\[[\d, ]+\])", out)[1]
+    predicted = re.search(r"Estimator.predict class_ids: (\[[\d, ]+\])", out)[1]
+    assert served == predicted
+    assert list((tmp_path / "export" / "best").glob("*/saved_model.pb"))

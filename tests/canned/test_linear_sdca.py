@@ -362,3 +362,30 @@ def test_a_multi_replica_strategy_is_refused(tmp_path):
     )
     with pytest.raises(ValueError, match="one replica"):
         est.train(full_batch(Y_BINARY), steps=1)
+
+
+def test_a_table_past_its_first_buckets_is_still_saved_and_restored(tmp_path):
+    # 2.15's table starts with 131072 buckets and grows when ~80% full; a
+    # grown table must still reach the checkpoint, or resuming loses the dual
+    # state of every example.
+    rows, batch = 120_000, 30_000
+    ids = np.array([f"row-{i}".encode() for i in range(rows)])
+    x = np.random.RandomState(1).normal(size=(rows, 1)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+
+    def input_fn():
+        data = tf.data.Dataset.from_tensor_slices(({"x": x, "id": ids}, y))
+        return data.batch(batch)
+
+    def make():
+        return LinearClassifier(
+            [tf.feature_column.numeric_column("x")],
+            model_dir=str(tmp_path),
+            optimizer=LinearSDCA("id", symmetric_l2_regularization=2.0),
+        )
+
+    make().train(input_fn, steps=rows // batch)
+    keys = make().get_variable_value("ShardedMutableHashTable-1-of-1-keys")
+    used = ~(np.all(keys == 0, axis=1) | np.all(keys == 1, axis=1))
+    assert keys.shape[0] > 131072
+    assert used.sum() == rows

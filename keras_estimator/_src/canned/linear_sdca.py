@@ -18,9 +18,8 @@ SDCA kernel (`SdcaOptimizerV2`) over the batch:
 
 Checkpoints hold what 2.15's held: the weights, the `_unshrunk` slots (v1
 classes: `linear/linear/linear_model/<column>/weights/part_0_unshrunk`), and
-the table as `ShardedMutableHashTable-<i>-of-<n>-keys` / `-values` (its
-131072 buckets; a table grown past them, i.e. more than ~104,000 distinct
-example ids, is not saved and resuming then restarts the dual state).
+the table as `ShardedMutableHashTable-<i>-of-<n>-keys` / `-values` (all its
+buckets: 131072 at first, more as the example ids grow).
 The table is read from the checkpoint on the first step of an Estimator
 and written to the checkpoint variables after every step.
 
@@ -437,15 +436,18 @@ class _SdcaStep:
         mirrors = []
         for i in range(n):
             name = f"ShardedMutableHashTable-{i + 1}-of-{n}"
+            # The bucket count grows with the table: the row count is free.
             keys = tf.Variable(
                 lambda: tf.zeros([TABLE_BUCKETS, 2], tf.int64),
                 name=f"{name}-keys",
                 trainable=False,
+                shape=tf.TensorShape([None, 2]),
             )
             values = tf.Variable(
                 lambda: tf.zeros([TABLE_BUCKETS, _STATE_SIZE], tf.float32),
                 name=f"{name}-values",
                 trainable=False,
+                shape=tf.TensorShape([None, _STATE_SIZE]),
             )
             mirrors.append((keys, values))
         return mirrors
@@ -473,27 +475,13 @@ class _SdcaStep:
         return tf.cond(loaded.read_value(), lambda: tf.constant(True), load)
 
     def _save_table(self) -> tf.Operation:
-        """Copies the live table into its checkpoint variables (if it still fits)."""
-        tables = self.table.tables
+        """Copies the live table, whatever its bucket count, into its checkpoint variables."""
         copies = []
         for table, (keys_var, values_var) in zip(
-            tables, self._mirror_vars, strict=True
+            self.table.tables, self._mirror_vars, strict=True
         ):
             keys, values = table.export()
-            fits = tf.equal(tf.shape(keys)[0], TABLE_BUCKETS)
-
-            def copy(
-                keys_var: tf.Variable = keys_var,
-                values_var: tf.Variable = values_var,
-                keys: tf.Tensor = keys,
-                values: tf.Tensor = values,
-            ) -> tf.Tensor:
-                with tf.control_dependencies(
-                    [keys_var.assign(keys).op, values_var.assign(values).op]
-                ):
-                    return tf.constant(True)
-
-            copies.append(tf.cond(fits, copy, lambda: tf.constant(False)))
+            copies += [keys_var.assign(keys).op, values_var.assign(values).op]
         return tf.group(*copies)
 
 

@@ -622,7 +622,7 @@ def _check_matches(
     stored_dtype: tf.DType,
     checkpoint_path: str,
 ) -> None:
-    if tuple(stored_shape) != tuple(variable.shape):
+    if not variable.shape.is_compatible_with(stored_shape):
         raise ValueError(
             f"Variable {name!r} has shape {tuple(variable.shape)} in model_fn "
             f"but shape {tuple(stored_shape)} in checkpoint {checkpoint_path}. Use a "

@@ -1,0 +1,1 @@
+"""The `keras-estimator` console command: `run`, `check` and `inspect`."""

@@ -1,0 +1,250 @@
+"""`keras-estimator check`: statuses read from the code, exit codes, --json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from keras_estimator._src.base import public_names
+from keras_estimator._src.cli import check, known_differences
+from keras_estimator._src.cli.main import main
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+def _statuses(findings):
+    return {(f.line, f.name): f.status.value for f in findings}
+
+
+def _by_name(findings):
+    return {f.name: f for f in findings}
+
+
+def test_supported_program(capsys):
+    assert main(["check", str(PROGRAMS / "check_supported.py")]) == 0
+    out = capsys.readouterr().out
+    assert "tf.estimator.Estimator" in out and "differs" not in out.split("\n\n")[0]
+    findings = check.check_files([str(PROGRAMS / "check_supported.py")])
+    names = _by_name(findings)
+    assert set(names) == {
+        "tf.estimator.RunConfig",  # from tensorflow.estimator import RunConfig
+        "tf.estimator.ModeKeys",
+        "tf.estimator.EstimatorSpec",
+        "tf.estimator.Estimator",
+        "tf.compat.v1.train.LoggingTensorHook",
+        "tf.keras.estimator.model_to_estimator",
+        "tf.estimator.export.build_raw_serving_input_receiver_fn",
+    }
+    assert {f.status for f in findings} == {known_differences.Status.SUPPORTED}
+    # Optimizers, losses and Keras layers are TensorFlow's own: not listed.
+    assert not any("AdamOptimizer" in f.name or "losses" in f.name for f in findings)
+
+
+def test_differing_program():
+    findings = check.check_files([str(PROGRAMS / "check_differs.py")])
+    names = _by_name(findings)
+    differs = known_differences.Status.DIFFERS
+    # `import tensorflow.compat.v1 as tf`: tf.estimator is tf.compat.v1.estimator.
+    for name in (
+        "tf.compat.v1.disable_eager_execution",
+        "tf.compat.v1.estimator.inputs.numpy_input_fn",
+        "tf.compat.v1.estimator.BoostedTreesClassifier",
+        "tf.compat.v1.estimator.experimental.KMeans",
+        "tf.compat.v1.estimator.tpu.TPUEstimator",
+        "tf.compat.v1.estimator.tpu.TPUEstimator(eval_on_tpu=False)",
+        "tf.compat.v1.estimator.tpu.TPUEstimator(export_to_tpu=True)",
+        "tf.group(<optimizer>.apply_gradients(...), ...)",
+    ):
+        assert names[name].status is differs, name
+        assert names[name].note
+    assert (
+        "global step counts trees"
+        in names["tf.compat.v1.estimator.BoostedTreesClassifier"].note
+    )
+    assert main(["check", str(PROGRAMS / "check_differs.py")]) == 0
+
+
+def test_unsupported_program(capsys):
+    path = str(PROGRAMS / "check_unsupported.py")
+    assert main(["check", path]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:14" in out  # the DNNClasifier typo's line
+    findings = check.check_files([path])
+    names = _by_name(findings)
+    unsupported = known_differences.Status.UNSUPPORTED
+    expected = {
+        "tf.contrib.slim": "removed in TF 2",
+        "tensorflow_estimator.python.estimator.estimator": "private",
+        "run_context.session": "SessionRunArgs",
+        "tf.estimator.DNNClasifier": "no such name in tf.estimator 2.15",
+        "tf.contrib.layers.fully_connected": "removed in TF 2",
+        "tf.compat.v1.estimator.tpu.TPUEstimator(embedding_config_spec=object())": (
+            "embedding"
+        ),
+        "tf.compat.v1.Session": "eager execution stays on",
+    }
+    for name, words in expected.items():
+        assert names[name].status is unsupported, name
+        assert words in names[name].note, name
+    assert names["tf.estimator.SessionRunHook"].status.value == "supported"
+    # tensorflow_estimator's top-level `estimator` is the v1 API.
+    assert names["tf.compat.v1.estimator.Estimator"].status.value == "supported"
+
+
+def test_json_output(capsys):
+    paths = [str(PROGRAMS / "check_differs.py"), str(PROGRAMS / "check_unsupported.py")]
+    assert main(["check", "--json", *paths]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) == {"findings", "summary"}
+    first = report["findings"][0]
+    assert set(first) == {"file", "line", "col", "name", "status", "note"}
+    assert {f["file"] for f in report["findings"]} == set(paths)
+    assert report["summary"]["unsupported"] == sum(
+        f["status"] == "unsupported" for f in report["findings"]
+    )
+    assert report["summary"]["differs"] > 0
+
+
+def test_folder_of_programs(capsys):
+    assert main(["check", str(PROGRAMS)]) == 1
+    assert "uses:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "status"),
+    [
+        (
+            "import tensorflow as tf\ntf.estimator.LinearClassifier",
+            "tf.estimator.LinearClassifier",
+            "supported",
+        ),
+        (
+            "import tensorflow as tf\ntf.compat.v2.estimator.DNNRegressor",
+            "tf.estimator.DNNRegressor",
+            "supported",
+        ),
+        (
+            "from tensorflow.compat.v1.estimator import inputs\ninputs.pandas_input_fn",
+            "tf.compat.v1.estimator.inputs.pandas_input_fn",
+            "differs",
+        ),
+        (
+            "from tensorflow.estimator import Estimator, Estimater",
+            "tf.estimator.Estimater",
+            "unsupported",
+        ),
+        (
+            "import tensorflow as tf\ntf.estimator.tpu.TPUEstimator",
+            "tf.estimator.tpu",
+            "unsupported",
+        ),
+        (
+            "import tensorflow as tf\ntf.estimator.experimental.RNNClassifier",
+            "tf.estimator.experimental.RNNClassifier",
+            "differs",
+        ),
+        (
+            "import tensorflow as tf\ntf.estimator.experimental.LinearSDCA",
+            "tf.estimator.experimental.LinearSDCA",
+            "differs",
+        ),
+        (
+            "import tensorflow as tf\ntf.keras.layers.DenseFeatures",
+            "tf.keras.layers.DenseFeatures",
+            "supported",
+        ),
+        (
+            "import tensorflow as tf\ntf.compat.v1.train.MonitoredTrainingSession()",
+            "tf.compat.v1.train.MonitoredTrainingSession",
+            "unsupported",
+        ),
+        (
+            "import tensorflow as tf\ntf.estimator.install()",
+            "tf.estimator.install",
+            "differs",
+        ),
+        (
+            "import tensorflow as tf\ntf.estimator.RunConfig(session_config=c)",
+            "tf.estimator.RunConfig(session_config=c)",
+            "differs",
+        ),
+        (
+            "import tensorflow as tf\ntf.compat.v1.estimator.DNNClassifier([4], [], partitioner=p)",
+            "tf.compat.v1.estimator.DNNClassifier(partitioner=p)",
+            "differs",
+        ),
+        ("import tensorflow.contrib.learn as learn", "tf.contrib.learn", "unsupported"),
+    ],
+)
+def test_one_use(source, name, status):
+    names = _by_name(check.check_source(source))
+    assert name in names, sorted(names)
+    assert names[name].status.value == status
+
+
+def test_keyword_entries_skip_literal_none_and_other_values():
+    source = (
+        "import tensorflow as tf\n"
+        "tf.compat.v1.estimator.tpu.TPUEstimator(embedding_config_spec=None, eval_on_tpu=True)\n"
+    )
+    names = [f.name for f in check.check_source(source)]
+    assert names == ["tf.compat.v1.estimator.tpu.TPUEstimator"]
+
+
+def test_unrelated_code_finds_nothing(capsys):
+    source = "import numpy as np\nnp.estimator = 1\nx = np.estimator.Foo\n"
+    assert check.check_source(source) == []
+
+
+def test_registry_names_exist_in_public_names():
+    # Each `estimator:<name>` entry names a name some estimator namespace has,
+    # so a renamed or removed name cannot leave a stale entry behind.
+    every = {row.name for row in public_names.TABLE}
+    for entry in known_differences.KNOWN_DIFFERENCES:
+        if entry.pattern.startswith(known_differences.ESTIMATOR_PREFIX):
+            name = entry.pattern[len(known_differences.ESTIMATOR_PREFIX) :]
+            assert name == "*" or name in every, entry.pattern
+        assert entry.note and "\n" not in entry.note
+
+
+def test_namespaces_come_from_public_names():
+    namespaces = check.ESTIMATOR_NAMESPACES
+    assert namespaces["tf.compat.v1.estimator.inputs"] == public_names.V1_INPUTS
+    assert namespaces["tf.compat.v1.estimator.tpu.experimental"] == (
+        public_names.V1_TPU_EXPERIMENTAL
+    )
+    assert namespaces["tf.estimator.export"] == public_names.EXPORT
+    # Every name of every estimator namespace is reported supported or with
+    # its registry entry, never as unknown.
+    for path, namespace in namespaces.items():
+        for name in public_names.names_in(namespace):
+            result = check.classify(f"{path}.{name}")
+            if name in public_names.submodules_of(namespace):
+                continue
+            assert result is not None and result[2] != check.known.UNKNOWN_NAME.format(
+                namespace=path
+            ), (path, name)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["check", "no/such/program.py"], "no such file: no/such/program.py"),
+        (["check"], "the following arguments are required"),
+    ],
+)
+def test_errors_are_one_line(argv, message, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and message in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_syntax_error_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(:\n")
+    assert main(["check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot parse" in err and "line 1" in err

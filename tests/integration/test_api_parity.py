@@ -535,15 +535,9 @@ def test_implemented_symbol_exists_and_matches(symbol):
     assert problems(row, obj, owner) == [], f"{path} differs from {symbol}"
 
 
-@pytest.mark.parametrize("symbol", sorted(set(ROWS) - IMPLEMENTED))
-def test_other_symbol_is_absent_or_matches(symbol):
-    path = public_path(symbol)
-    obj, owner = resolve(path)
-    if obj is not ABSENT:
-        assert problems(ROWS[symbol], obj, owner) == [], (
-            f"{path} exists but differs from {symbol}: finish it (and add it to "
-            "IMPLEMENTED) or keep it private"
-        )
+def test_every_reference_symbol_is_implemented():
+    # Every public name of tf.estimator 2.15 is provided and checked above.
+    assert sorted(set(ROWS) - IMPLEMENTED) == []
 
 
 def test_coverage_report():

@@ -3,8 +3,7 @@
 The reference table (`tf_estimator_2_15_api.tsv`: symbol, kind,
 signature_or_value) lists every public tf.estimator 2.15 symbol. Symbols in
 `IMPLEMENTED` must exist in `keras_estimator` with the same parameter names,
-kinds and defaults. Every other symbol must be either absent or equally
-correct, so nothing half-done ships. Grow `IMPLEMENTED` as the API grows.
+kinds and defaults, and every symbol of the table is in `IMPLEMENTED`.
 """
 
 from __future__ import annotations

@@ -40,6 +40,9 @@ from keras_estimator._src.canned.boosted_trees import (
     BoostedTreesClassifier as BoostedTreesClassifier,
 )
 from keras_estimator._src.canned.boosted_trees import (
+    BoostedTreesEstimator as BoostedTreesEstimator,
+)
+from keras_estimator._src.canned.boosted_trees import (
     BoostedTreesRegressor as BoostedTreesRegressor,
 )
 from keras_estimator._src.canned.dnn import DNNClassifier as DNNClassifier
@@ -120,6 +123,9 @@ from keras_estimator._src.hooks.checkpoint_hooks import (
 from keras_estimator._src.hooks.profiler_hook import ProfilerHook as ProfilerHook
 from keras_estimator._src.hooks.summary_saver_hook import (
     SummarySaverHook as SummarySaverHook,
+)
+from keras_estimator._src.keras_interop.keras_model_fn import (
+    keras_model_fn as keras_model_fn,
 )
 from keras_estimator._src.keras_interop.model_to_estimator import (
     keras_model_from_estimator as keras_model_from_estimator,

@@ -22,9 +22,17 @@ from keras_estimator._src.base.serving_input import (  # noqa: E402
 from keras_estimator._src.canned import boosted_trees_forest as forest_lib  # noqa: E402
 from keras_estimator._src.canned.boosted_trees import (  # noqa: E402
     BoostedTreesClassifier,
+    BoostedTreesEstimator,
     BoostedTreesRegressor,
 )
 from keras_estimator._src.canned.dnn import DNNClassifier  # noqa: E402
+from keras_estimator._src.head.classification_heads import (  # noqa: E402
+    MultiClassHead,
+)
+from keras_estimator._src.head.regression_heads import (  # noqa: E402
+    PoissonRegressionHead,
+    RegressionHead,
+)
 from tests.fixtures import make_tf28_boosted_trees_fixture as tf28  # noqa: E402
 
 FIXTURE = os.path.join(os.path.dirname(tf28.__file__), "tf28_boosted_trees")
@@ -411,3 +419,32 @@ def test_forest_logits_equal_a_tree_walk(case):
     logits = logits.numpy()
     expected = np.stack([walk(trees, bias, row) for row in values])
     np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_estimator_with_a_head_grows_what_the_canned_class_grows(tmp_path):
+    features, score = make_data(5)
+    ids = np.digitize(score, [0.0, 1.0]).astype(np.int64)
+    settings = dict(n_trees=4, max_depth=2, learning_rate=0.3)
+    canned = BoostedTreesClassifier(
+        columns(), 1, model_dir=str(tmp_path / "canned"), n_classes=3, **settings
+    )
+    headed = BoostedTreesEstimator(
+        columns(), 1, MultiClassHead(3), model_dir=str(tmp_path / "head"), **settings
+    )
+    for est in (canned, headed):
+        est.train(train_fn(features, ids))
+    np.testing.assert_array_equal(
+        probabilities(headed, features), probabilities(canned, features)
+    )
+    regressor = BoostedTreesEstimator(
+        columns(), 1, RegressionHead(), model_dir=str(tmp_path / "r"), **settings
+    )
+    regressor.train(train_fn(features, score))
+    model, data = ydf_model(features, score, "SQUARED_ERROR", ydf.Task.REGRESSION, 4, 2)
+    ours = np.stack([p["predictions"] for p in regressor.predict(predict_fn(features))])
+    np.testing.assert_allclose(ours[:, 0], model.predict(data), atol=1e-5)
+
+
+def test_estimator_refuses_a_head_ydf_cannot_grow_for():
+    with pytest.raises(ValueError, match="got PoissonRegressionHead"):
+        BoostedTreesEstimator(columns(), 1, PoissonRegressionHead())

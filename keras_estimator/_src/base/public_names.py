@@ -94,6 +94,7 @@ TABLE: tuple[PublicName, ...] = tuple(
         ("BestExporter", f"{_SRC}.export.best_exporter:BestExporter", _BOTH),
         # tf.estimator 2.8's BoostedTrees, in both namespaces as in 2.8.
         ("BoostedTreesClassifier", f"{_SRC}.canned.boosted_trees:BoostedTreesClassifier", _BOTH),
+        ("BoostedTreesEstimator", f"{_SRC}.canned.boosted_trees:BoostedTreesEstimator", _BOTH),
         ("BoostedTreesRegressor", f"{_SRC}.canned.boosted_trees:BoostedTreesRegressor", _BOTH),
         ("BaselineClassifier", f"{_SRC}.canned.baseline:BaselineClassifier", (ESTIMATOR,)),
         ("BaselineEstimator", f"{_SRC}.canned.baseline:BaselineEstimator", (ESTIMATOR,)),
@@ -194,6 +195,7 @@ TABLE: tuple[PublicName, ...] = tuple(
         ("compat", "keras_estimator.compat", (ESTIMATOR,)),
         ("install", f"{_SRC}.zero_change.install:install", (ESTIMATOR,)),
         ("keras_model_from_estimator", f"{_SRC}.keras_interop.model_to_estimator:keras_model_from_estimator", (ESTIMATOR,)),
+        ("keras_model_fn", f"{_SRC}.keras_interop.keras_model_fn:keras_model_fn", (ESTIMATOR,)),
         ("model_fn_to_keras", f"{_SRC}.keras_interop.model_to_estimator:model_fn_to_keras", (ESTIMATOR,)),
         ("model_to_estimator", f"{_SRC}.keras_interop.model_to_estimator:model_to_estimator", (ESTIMATOR, TF_KERAS_ESTIMATOR)),
         ("uninstall", f"{_SRC}.zero_change.install:uninstall", (ESTIMATOR,)),

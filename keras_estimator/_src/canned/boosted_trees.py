@@ -1,4 +1,4 @@
-"""`BoostedTreesClassifier` and `BoostedTreesRegressor`: tf.estimator 2.8's, trained by ydf.
+"""`BoostedTreesClassifier`, `BoostedTreesRegressor`, `BoostedTreesEstimator`: 2.8's, by ydf.
 
 TensorFlow 2.15 and later keep the BoostedTrees* op definitions but register
 no kernels for them, so 2.8's layer-by-layer training cannot run. Here the
@@ -56,6 +56,10 @@ from keras_estimator._src.estimator.estimator import (
     check_steps,
 )
 from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head
+from keras_estimator._src.head.classification_heads import (
+    BinaryClassHead,
+    MultiClassHead,
+)
 from keras_estimator._src.head.regression_heads import RegressionHead
 
 logger = logging.getLogger("keras_estimator")
@@ -473,6 +477,7 @@ class _BoostedTrees(Estimator):
         saving_listeners: Sequence[Any] | None = None,
         *,
         callbacks: Sequence[Any] | None = None,
+        progress: bool | None = None,
     ) -> Estimator:
         """Grows the forest on input_fn's data and saves it; see the class.
 
@@ -486,6 +491,8 @@ class _BoostedTrees(Estimator):
             saving_listeners: `CheckpointSaverListener`s, called around the
                 one checkpoint save.
             callbacks: as `hooks`.
+            progress: accepted for `Estimator.train`'s signature; growing
+                shows no progress bar.
 
         Returns:
             self.
@@ -720,3 +727,80 @@ class BoostedTreesRegressor(_BoostedTrees):
             config,
             train_in_memory,
         )
+
+
+class BoostedTreesEstimator(_BoostedTrees):
+    """A gradient-boosted forest with a given head, tf.estimator 2.8's, grown by ydf.
+
+    As `BoostedTreesClassifier`, with the forest's loss taken from `head`: a
+    `BinaryClassHead` or `MultiClassHead` (log-likelihood; string labels
+    through its `label_vocabulary`) or a plain `RegressionHead` (squared
+    error). `weight_column` weighs the training examples for ydf; the head's
+    own weight column weighs its loss and metrics.
+
+    Raises:
+        ImportError: ydf is not installed (`pip install keras_estimator[trees]`).
+        ValueError: a head the forest cannot be grown for (Poisson, logistic
+            regression, multi-label, multi-head), an unsupported feature
+            column or hyperparameter value.
+    """
+
+    def __init__(
+        self,
+        feature_columns: Sequence[Any],
+        n_batches_per_layer: int,
+        head: Head,
+        model_dir: str | None = None,
+        weight_column: Any = None,
+        n_trees: int = 100,
+        max_depth: int = 6,
+        learning_rate: float = 0.1,
+        l1_regularization: float = 0.0,
+        l2_regularization: float = 0.0,
+        tree_complexity: float = 0.0,
+        min_node_weight: float = 0.0,
+        config: Any = None,
+        center_bias: bool = False,
+        pruning_mode: str = "none",
+        quantile_sketch_epsilon: float = 0.01,
+    ) -> None:
+        hparams = TreeHParams(
+            n_trees,
+            max_depth,
+            learning_rate,
+            l1_regularization,
+            l2_regularization,
+            tree_complexity,
+            min_node_weight,
+            center_bias,
+            pruning_mode,
+            quantile_sketch_epsilon,
+        )
+        super().__init__(
+            head,
+            _task_for_head(head),
+            feature_columns,
+            n_batches_per_layer,
+            model_dir,
+            weight_column,
+            hparams,
+            config,
+            train_in_memory=False,
+        )
+
+
+def _task_for_head(head: Any) -> _Task:
+    """What ydf grows for `head`: its loss must be one ydf optimizes."""
+    vocabulary = getattr(head, "_vocabulary", None)
+    vocabulary = tuple(vocabulary) if vocabulary is not None else None
+    if isinstance(head, BinaryClassHead):
+        return _Task("binary", 1, vocabulary)
+    if isinstance(head, MultiClassHead):
+        return _Task("multiclass", head.logits_dimension, vocabulary)
+    if type(head) is RegressionHead:
+        return _Task("regression", head.logits_dimension)
+    raise ValueError(
+        f"BoostedTreesEstimator grows forests for a BinaryClassHead, a "
+        f"MultiClassHead or a RegressionHead; got {type(head).__name__}. Use one "
+        "of those heads."
+    )

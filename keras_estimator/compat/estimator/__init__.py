@@ -33,6 +33,9 @@ from keras_estimator._src.canned.boosted_trees import (
     BoostedTreesClassifier as BoostedTreesClassifier,
 )
 from keras_estimator._src.canned.boosted_trees import (
+    BoostedTreesEstimator as BoostedTreesEstimator,
+)
+from keras_estimator._src.canned.boosted_trees import (
     BoostedTreesRegressor as BoostedTreesRegressor,
 )
 from keras_estimator._src.canned.v1_dnn_linear_combined import (

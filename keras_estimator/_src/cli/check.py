@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
 import json
 import os
 import sys
@@ -171,12 +172,7 @@ def classify(dotted: str) -> tuple[str, Status, str] | None:
     found = _estimator_name(dotted)
     if found is not None:
         if not found.known:
-            namespace = found.full.rsplit(".", 1)[0]
-            return (
-                found.full,
-                Status.UNSUPPORTED,
-                known.UNKNOWN_NAME.format(namespace=namespace),
-            )
+            return found.full, Status.UNSUPPORTED, _unknown_note(found)
         difference = _estimator_entry(found.short)
         if difference is not None:
             return found.full, difference.status, difference.note
@@ -190,6 +186,26 @@ def classify(dotted: str) -> tuple[str, Status, str] | None:
             "fix: use tf.estimator / tf.compat.v1.estimator",
         )
     return None
+
+
+def _unknown_note(found: _Name) -> str:
+    """Why `found` is unknown, with the name meant where one is close."""
+    path = found.full.rsplit(".", 1)[0]
+    note = known.UNKNOWN_NAME.format(namespace=path)
+    elsewhere = sorted(
+        other
+        for other, namespace in ESTIMATOR_NAMESPACES.items()
+        if other != path and found.short in _NAMES[namespace]
+    )
+    if elsewhere:
+        names = " or ".join(f"{other}.{found.short}" for other in elsewhere)
+        return f"{note}; fix: use {names}"
+    close = difflib.get_close_matches(
+        found.short, sorted(_NAMES[ESTIMATOR_NAMESPACES[path]]), n=1, cutoff=0.75
+    )
+    if close:
+        return f"{note}; fix: did you mean {path}.{close[0]}?"
+    return f"{note}; fix: check the spelling"
 
 
 def _keyword_entries(short: str) -> list[known.KnownDifference]:

@@ -73,7 +73,7 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
         "tf.contrib.*",
         _U,
         "tf.contrib was removed in TF 2; fix: use its TF 2 replacement "
-        "(tf.compat.v1.*, tf.keras, tf.estimator, TF Addons) — see the TF 2 "
+        "(tf.compat.v1.*, tf.keras, tf.estimator, TF Addons); see the TF 2 "
         "migration guide",
     ),
     KnownDifference(
@@ -272,6 +272,5 @@ RUN_CONTEXT_SESSION = KnownDifference(
     "hooks get no tf.compat.v1.Session; fix: fetch values with "
     "SessionRunArgs in before_run and read them in after_run",
 )
-UNKNOWN_NAME = (
-    "no such name in tf.estimator 2.15 ({namespace}); fix: check the spelling"
-)
+# The note of a name a tf.estimator namespace never had; check.py adds the fix.
+UNKNOWN_NAME = "no such name in tf.estimator 2.15 ({namespace})"

@@ -6,8 +6,9 @@
     keras-estimator inspect [--json] MODEL_DIR  checkpoints, variables, evaluations, exports
 
 Bad usage (a missing file, a directory that is not a model_dir, ...) prints
-one line on stderr and exits with status 2. TensorFlow is imported only by
-the commands that need it (`check` does not).
+one line on stderr and exits with status 2; `check` exits 1 when a program
+uses something unsupported; `run` exits with the program's status.
+`python -m keras_estimator._src.cli.main` runs the same command.
 """
 
 from __future__ import annotations

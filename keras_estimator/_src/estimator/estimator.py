@@ -43,6 +43,7 @@ from keras_estimator._src.engine.model_fn_model import ModelFnModel
 from keras_estimator._src.engine.run_plan import RunPlan
 from keras_estimator._src.engine.variable_store import VariableStore
 from keras_estimator._src.export import saved_model as _export
+from keras_estimator._src.hooks import progress as _progress
 from keras_estimator._src.hooks.basic_hooks import (
     LoggingTensorHook,
     NanTensorHook,
@@ -180,6 +181,7 @@ class Estimator:
         saving_listeners: Sequence[Any] | None = None,
         *,
         callbacks: Sequence[Any] | None = None,
+        progress: bool | None = None,
     ) -> Estimator:
         """Trains for `steps` more steps, up to `max_steps`, or until input ends.
 
@@ -193,6 +195,11 @@ class Estimator:
             saving_listeners: `CheckpointSaverListener`s called around each
                 checkpoint save.
             callbacks: Keras callbacks, called after the hooks at each run.
+            progress: show a progress bar (global step, loss, steps/s, and
+                an ETA when `steps` or `max_steps` bounds the run), updated
+                once per fused run; it changes nothing that is trained,
+                fused or logged. None (the default): shown only when stdout
+                is a terminal or in a notebook. An extension of this package.
 
         Under a `tf.distribute.experimental.ParameterServerStrategy` the chief
         schedules the steps on the cluster's workers (`ps_training`); on a
@@ -208,8 +215,10 @@ class Estimator:
 
         Raises:
             ValueError: another trainer holds model_dir's lock.
+            TypeError: `progress` is not a bool or None.
         """
         check_steps(steps, max_steps)
+        show_progress = _progress.check_progress(progress)
         user_hooks = check_hooks(hooks)
         user_callbacks = _check_callbacks(callbacks)
         listeners = _check_listeners(saving_listeners)
@@ -236,6 +245,7 @@ class Estimator:
                 user_callbacks,
                 listeners,
                 preemption,
+                show_progress,
             )
         return self
 
@@ -248,6 +258,7 @@ class Estimator:
         user_callbacks: list[Any],
         listeners: list[Any],
         preemption: _preemption.Preemption,
+        show_progress: bool = False,
     ) -> None:
         """`train` once the model_dir is this trainer's."""
         model = self._get_model()
@@ -274,6 +285,8 @@ class Estimator:
             _loop.StopAtStep(state, last_step),
             HookCallback(hooks),
             *user_callbacks,
+            # Reads each run's logs only: fusion and logs stay as they are.
+            *([_progress.ProgressBar(start, last_step)] if show_progress else []),
             _preemption.StopOnSigterm(preemption),
         ]
         with _loop_context.active(self._loop_context()):

@@ -1,6 +1,7 @@
 """A compiled Keras model run as a model_fn: what `model_to_estimator` builds on.
 
-`KerasModelFn` is a model_fn whose TRAIN step is the Keras trainer's own
+`keras_model_fn(model)` (public) checks and copies the model and returns a
+`KerasModelFn`, a model_fn whose TRAIN step is the Keras trainer's own
 train step, written with Keras' public pieces (forward pass, `compute_loss`,
 the optimizer's `apply_gradients`, `compute_metrics`) in the same order, so
 an Estimator made from a model trains it exactly as `Model.fit` does. EVAL
@@ -11,13 +12,16 @@ The model's variables exist before any trace (a Keras model is built once
 and keeps its layers), so the function hands them to the Estimator's
 variable store by name instead of creating them inside a trace: see
 `variables_before_trace`, `step_logs` and `reset_metrics`, which
-`ModelFnModel` looks for on any model_fn.
+`ModelFnModel` looks for on any model_fn. They are kept in the instance's
+`__dict__` (live: bound methods and a dict updated in place), so a wrapper
+made with `functools.wraps(base_fn)`, which copies that `__dict__`, carries
+them to the Estimator too.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import keras
@@ -28,9 +32,78 @@ from keras_estimator._src.base.export_outputs import PredictOutput
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.engine import inputs as _inputs
 from keras_estimator._src.engine.variable_store import as_tf_variable
-from keras_estimator._src.tf_internals import keras_trainer
+from keras_estimator._src.tf_internals import keras_naming, keras_trainer
 
 METRICS_SCOPE = "keras_metrics"
+
+
+def keras_model_fn(
+    model: keras.Model,
+    metric_names_map: Mapping[str, str] | None = None,
+    export_outputs: Mapping[str, Any] | None = None,
+) -> KerasModelFn:
+    """The model_fn of a compiled Keras model: what `model_to_estimator` runs.
+
+    The returned model_fn trains a copy of `model` (same architecture,
+    compile settings, weights and optimizer state; `model` itself is never
+    changed) with the Keras trainer's own train step, so
+    `Estimator(keras_model_fn(model))` trains exactly as
+    `model_to_estimator(model)` does. EVAL reports the compiled metrics,
+    PREDICT the outputs keyed by output name.
+
+    Wrap it to add what `model_to_estimator` cannot: hooks, extra summaries
+    or evaluation metrics, a changed EstimatorSpec. Decorate the wrapper with
+    `functools.wraps(base_fn)`: the Estimator finds the Keras model's
+    variables through it (an undecorated wrapper is refused when it
+    trains). The wrapper is then called as `(features, labels, mode)`.
+
+    Under a distribution strategy, call it inside the `strategy.scope()` of
+    the strategy the Estimator's `RunConfig` trains under: the copy's
+    variables belong to the strategy of the scope it is made in.
+
+    Args:
+        model: a compiled, built Keras model (Sequential, functional, or
+            subclassed with `get_config`).
+        metric_names_map: compiled metric name (as Keras logs it) -> name in
+            evaluation results; must cover every compiled metric when given.
+        export_outputs: output name -> ExportOutput class (e.g.
+            `keras_estimator.export.RegressionOutput`), exported as
+            signatures besides `serving_default`.
+
+    Returns:
+        A model_fn `(features, labels, mode) -> EstimatorSpec`.
+
+    Raises:
+        TypeError: `model` is not a `keras.Model`, or a bad
+            `metric_names_map` / `export_outputs` type.
+        ValueError: `model` is not compiled or not built, `export_outputs`
+            names an unknown output, or `metric_names_map` misses a compiled
+            metric.
+
+    Example:
+        >>> base_fn = keras_estimator.keras_model_fn(model)  # doctest: +SKIP
+        >>> @functools.wraps(base_fn)  # doctest: +SKIP
+        ... def model_fn(features, labels, mode):
+        ...     spec = base_fn(features, labels, mode)
+        ...     if mode != keras_estimator.ModeKeys.TRAIN:
+        ...         return spec
+        ...     hook = keras_estimator.LoggingTensorHook(
+        ...         {"loss": spec.loss}, every_n_iter=10)
+        ...     return spec._replace(training_hooks=[hook])
+        >>> est = keras_estimator.Estimator(model_fn, model_dir="/tmp/m")  # doctest: +SKIP
+        >>> est.train(input_fn, steps=100)  # doctest: +SKIP
+    """
+    if not isinstance(model, keras.Model):
+        raise TypeError(
+            f"keras_model_fn needs a compiled keras.Model, got "
+            f"{type(model).__name__}. Build a Keras model and call "
+            "model.compile(optimizer=..., loss=...) before keras_model_fn."
+        )
+    check_compiled(model)
+    check_export_outputs(export_outputs, model)
+    copy = copy_model(model)
+    check_metric_names(metric_names_map, copy)
+    return KerasModelFn(copy, metric_names_map, export_outputs)
 
 
 class KerasModelFn:
@@ -57,14 +130,24 @@ class KerasModelFn:
         self._loss_takes_training = (
             "training" in inspect.signature(model.compute_loss).parameters
         )
-        self.step_logs: dict[str, tf.Tensor] | None = None
+        # What ModelFnModel looks for, in the instance's __dict__ so that a
+        # functools.wraps wrapper copies them (see the module's docstring).
+        # step_logs is only ever updated in place.
+        self.step_logs: dict[str, tf.Tensor] = {}
+        self.variables_before_trace: Callable[
+            [str, Any], dict[str, tuple[tf.Variable, bool]]
+        ] = self._variables_before_trace
+        self.reset_metrics: Callable[[], None] = self._reset_metrics
+        self._adopted_modes: set[str] = set()
 
     # ---- the model_fn ------------------------------------------------------------
     def __call__(self, features: Any, labels: Any, mode: str) -> EstimatorSpec:
-        self.step_logs = None
+        self.step_logs.clear()
         inputs = self._inputs(features)
         if mode == ModeKeys.PREDICT:
             return self._predict(inputs)
+        if mode not in self._adopted_modes:
+            _raise_hidden()
         targets = self._targets(labels)
         if mode == ModeKeys.TRAIN:
             return self._train(inputs, targets)
@@ -84,7 +167,7 @@ class KerasModelFn:
         model.optimizer.apply_gradients(zip(gradients, weights, strict=True))
         logs = model.compute_metrics(x, y, y_pred, sample_weight=None)
         # Keras callbacks see what they see in `fit`: the running means.
-        self.step_logs = {name: _flat_scalar(value) for name, value in logs.items()}
+        self.step_logs.update({name: _flat_scalar(value) for name, value in logs.items()})
         iterations = as_tf_variable(model.optimizer.iterations)
         assert iterations is not None
         return EstimatorSpec(
@@ -132,7 +215,7 @@ class KerasModelFn:
         return self.model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=None)
 
     # ---- what ModelFnModel asks of a model_fn owning state ----------------------
-    def variables_before_trace(
+    def _variables_before_trace(
         self, mode: str, element_spec: Any
     ) -> dict[str, tuple[tf.Variable, bool]]:
         """Builds every variable the model needs in `mode`; returns them by name.
@@ -145,9 +228,10 @@ class KerasModelFn:
             features, labels = _inputs.split_element(element_spec)
             data_spec = (self._inputs(features), self._targets(labels))
             keras_trainer.build_keras_training_state(self.model, data_spec)
+        self._adopted_modes.add(mode)
         return named_variables(self.model)
 
-    def reset_metrics(self) -> None:
+    def _reset_metrics(self) -> None:
         """Starts running means afresh, as Keras does at each fit/evaluate."""
         self.model.reset_metrics()
 
@@ -193,7 +277,7 @@ class KerasModelFn:
         if tracker is None or tracker.name != "loss":
             raise ValueError(
                 "The Keras model has no loss tracker; compile it with a loss "
-                "before model_to_estimator."
+                "before keras_model_fn / model_to_estimator."
             )
         return tracker
 
@@ -319,3 +403,116 @@ def _unscale_for_replicas(loss: tf.Tensor) -> tf.Tensor:
     if replicas > 1:
         return loss * tf.cast(replicas, loss.dtype)
     return loss
+
+
+# ---- checking and copying the model ---------------------------------------------
+def check_compiled(model: keras.Model) -> None:
+    if not getattr(model, "compiled", False) or model.optimizer is None:
+        raise ValueError(
+            f"The Keras model {model.name!r} is not compiled. Call "
+            "model.compile(optimizer=..., loss=..., metrics=...) before "
+            "keras_model_fn / model_to_estimator."
+        )
+    if not model.built:
+        raise ValueError(
+            f"The Keras model {model.name!r} is not built. Give it an Input "
+            "layer, or call it once on a batch, before keras_model_fn / "
+            "model_to_estimator."
+        )
+
+
+def copy_model(model: keras.Model) -> keras.Model:
+    """A compiled copy with the same weights and optimizer state.
+
+    The copy is made with Keras' auto-naming started afresh, so its variable
+    paths (the checkpoint keys) are the same in every process. Custom
+    objects come from the `keras.saving.custom_object_scope` around the call.
+    """
+    with keras_naming.fresh_layer_names():
+        copy = keras.models.clone_model(model)
+        if not copy.built:
+            raise ValueError(
+                f"Could not rebuild the Keras model {model.name!r} from its "
+                "config. Give subclassed models a get_config() and build()."
+            )
+        copy.compile_from_config(model.get_compile_config())
+    copy.set_weights(model.get_weights())
+    source, target = model.optimizer, copy.optimizer
+    if source.built:
+        target.build(copy.trainable_variables)
+        # Matched by path below the optimizer's own (auto-numbered) scope: a
+        # model loaded from a file may hold only part of its optimizer state.
+        theirs = {_below_scope(v.path): v for v in source.variables}
+        for mine in target.variables:
+            value = theirs.get(_below_scope(mine.path))
+            if value is not None and tuple(value.shape) == tuple(mine.shape):
+                mine.assign(value)
+    return copy
+
+
+def _below_scope(path: str) -> str:
+    return path.split("/", 1)[-1]
+
+
+def check_export_outputs(export_outputs: Any, model: keras.Model) -> None:
+    if export_outputs is None:
+        return
+    if not isinstance(export_outputs, Mapping):
+        raise TypeError(
+            "export_outputs must be a dict of output name -> ExportOutput class, "
+            f"got {type(export_outputs).__name__}."
+        )
+    names = output_names(model)
+    unknown = sorted(set(export_outputs) - set(names))
+    if unknown:
+        raise ValueError(
+            f"export_outputs names {unknown}, which are not outputs of the Keras "
+            f"model; its outputs are {names}."
+        )
+
+
+def check_metric_names(metric_names_map: Any, model: keras.Model) -> None:
+    if metric_names_map is None:
+        return
+    if not isinstance(metric_names_map, Mapping):
+        raise TypeError(
+            "metric_names_map must be a dict of Keras metric name -> "
+            f"Estimator metric name, got {type(metric_names_map).__name__}."
+        )
+    compiled = _compiled_metric_names(model)
+    if compiled is None:
+        return
+    uncovered = [name for name in compiled if name not in metric_names_map]
+    if uncovered:
+        raise ValueError(
+            f"metric_names_map {dict(metric_names_map)} does not cover the compiled "
+            f"metrics {uncovered} (the model compiles {compiled}). Map every "
+            "compiled metric name, or leave metric_names_map out."
+        )
+
+
+def _compiled_metric_names(model: keras.Model) -> list[str] | None:
+    """The compiled metrics' names as Keras logs them, if knowable before a build."""
+    config = model.get_compile_config() or {}
+    metrics = config.get("metrics")
+    weighted = config.get("weighted_metrics")
+    if metrics is None and weighted is None:
+        return []
+    if not isinstance(metrics, (list, tuple)) or weighted:
+        return None  # per-output metrics: names are only known once built
+    names = []
+    for metric in metrics:
+        if isinstance(metric, str):
+            names.append(metric)
+        elif isinstance(metric, dict):
+            names.append(metric.get("config", {}).get("name", ""))
+    return [n for n in names if n] or None
+
+
+def _raise_hidden() -> None:
+    raise ValueError(
+        "keras_model_fn's model_fn was called by an Estimator that has not "
+        "taken in the Keras model's variables: a wrapper hides it. Decorate "
+        "the wrapper with @functools.wraps(base_fn), where base_fn is what "
+        "keras_model_fn returned."
+    )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Mapping
 from typing import Any
 
 import keras
@@ -21,11 +20,11 @@ from keras_estimator._src.base.run_config import RunConfig
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.keras_interop.keras_model_fn import (
     KerasModelFn,
+    copy_model,
+    keras_model_fn,
     named_variables,
-    output_names,
     weight_name,
 )
-from keras_estimator._src.tf_internals import keras_naming
 
 logger = logging.getLogger("keras_estimator")
 
@@ -83,16 +82,15 @@ def model_to_estimator(
             f"checkpoint_format must be one of {list(_CHECKPOINT_FORMATS)}, got "
             f"{checkpoint_format!r}."
         )
-    _check_compiled(model)
-    _check_export_outputs(export_outputs, model)
     strategy = None
     if config is not None:
         strategy = config.train_distribute or config.eval_distribute
     # The copy's variables belong to the strategy the Estimator trains under.
-    with strategy.scope() if strategy is not None else contextlib.nullcontext():
-        copy = _copy_model(model, custom_objects)
-    _check_metric_names(metric_names_map, copy)
-    model_fn = KerasModelFn(copy, metric_names_map, export_outputs)
+    with (
+        strategy.scope() if strategy is not None else contextlib.nullcontext(),
+        keras.saving.custom_object_scope(custom_objects or {}),
+    ):
+        model_fn = keras_model_fn(model, metric_names_map, export_outputs)
     return Estimator(model_fn, model_dir=model_dir, config=config)
 
 
@@ -117,11 +115,11 @@ def keras_model_from_estimator(
         TypeError: the Estimator was not made by `model_to_estimator`.
         ValueError: there is no checkpoint, or it lacks the model's weights.
     """
-    model_fn = getattr(estimator, "_model_fn", None)
+    model_fn = _unwrapped(getattr(estimator, "_model_fn", None))
     if not isinstance(model_fn, KerasModelFn):
         raise TypeError(
             f"keras_model_from_estimator needs an Estimator made by "
-            f"model_to_estimator, got {type(estimator).__name__} with model_fn "
+            f"model_to_estimator or on keras_model_fn, got {type(estimator).__name__} with model_fn "
             f"{model_fn!r}. For a model_fn Estimator, read weights with "
             "get_variable_value()."
         )
@@ -131,7 +129,8 @@ def keras_model_from_estimator(
             f"Estimator has no checkpoint in {estimator.model_dir!r} to take "
             "weights from. Train it first, or pass checkpoint_path."
         )
-    model = _copy_model(model_fn.model, custom_objects)
+    with keras.saving.custom_object_scope(custom_objects or {}):
+        model = copy_model(model_fn.model)
     reader = tf.train.load_checkpoint(path)
     stored = reader.get_variable_to_shape_map()
     missing = []
@@ -215,108 +214,16 @@ def _load(
         ) from None
 
 
-def _check_compiled(model: keras.Model) -> None:
-    if not getattr(model, "compiled", False) or model.optimizer is None:
-        raise ValueError(
-            f"The Keras model {model.name!r} is not compiled. Call "
-            "model.compile(optimizer=..., loss=..., metrics=...) before "
-            "model_to_estimator."
-        )
-    if not model.built:
-        raise ValueError(
-            f"The Keras model {model.name!r} is not built. Give it an Input "
-            "layer, or call it once on a batch, before model_to_estimator."
-        )
-
-
-def _copy_model(model: keras.Model, custom_objects: dict[str, Any] | None) -> keras.Model:
-    """A compiled copy with the same weights and optimizer state.
-
-    The copy is made with Keras' auto-naming started afresh, so its variable
-    paths (the checkpoint keys) are the same in every process.
-    """
-    with keras.saving.custom_object_scope(custom_objects or {}):
-        with keras_naming.fresh_layer_names():
-            copy = keras.models.clone_model(model)
-            if not copy.built:
-                raise ValueError(
-                    f"Could not rebuild the Keras model {model.name!r} from its "
-                    "config. Give subclassed models a get_config() and build()."
-                )
-            copy.compile_from_config(model.get_compile_config())
-    copy.set_weights(model.get_weights())
-    source, target = model.optimizer, copy.optimizer
-    if source.built:
-        target.build(copy.trainable_variables)
-        # Matched by path below the optimizer's own (auto-numbered) scope: a
-        # model loaded from a file may hold only part of its optimizer state.
-        theirs = {_below_scope(v.path): v for v in source.variables}
-        for mine in target.variables:
-            value = theirs.get(_below_scope(mine.path))
-            if value is not None and tuple(value.shape) == tuple(mine.shape):
-                mine.assign(value)
-    return copy
-
-
-def _below_scope(path: str) -> str:
-    return path.split("/", 1)[-1]
+def _unwrapped(model_fn: Any) -> Any:
+    """The KerasModelFn behind `functools.wraps` wrappers, else `model_fn`."""
+    seen = 0
+    while not isinstance(model_fn, KerasModelFn) and seen < 100:
+        inner = getattr(model_fn, "__wrapped__", None)
+        if inner is None:
+            break
+        model_fn, seen = inner, seen + 1
+    return model_fn
 
 
 def _weight_names(model: keras.Model) -> set[str]:
     return {weight_name(model, weight) for weight in model.weights}
-
-
-# ---- checks ------------------------------------------------------------------------
-def _check_export_outputs(export_outputs: Any, model: keras.Model) -> None:
-    if export_outputs is None:
-        return
-    if not isinstance(export_outputs, Mapping):
-        raise TypeError(
-            "export_outputs must be a dict of output name -> ExportOutput class, "
-            f"got {type(export_outputs).__name__}."
-        )
-    names = output_names(model)
-    unknown = sorted(set(export_outputs) - set(names))
-    if unknown:
-        raise ValueError(
-            f"export_outputs names {unknown}, which are not outputs of the Keras "
-            f"model; its outputs are {names}."
-        )
-
-
-def _check_metric_names(metric_names_map: Any, model: keras.Model) -> None:
-    if metric_names_map is None:
-        return
-    if not isinstance(metric_names_map, Mapping):
-        raise TypeError(
-            "metric_names_map must be a dict of Keras metric name -> "
-            f"Estimator metric name, got {type(metric_names_map).__name__}."
-        )
-    compiled = _compiled_metric_names(model)
-    if compiled is None:
-        return
-    uncovered = [name for name in compiled if name not in metric_names_map]
-    if uncovered:
-        raise ValueError(
-            f"metric_names_map {dict(metric_names_map)} does not cover the compiled "
-            f"metrics {uncovered} (the model compiles {compiled}). Map every "
-            "compiled metric name, or leave metric_names_map out."
-        )
-
-
-def _compiled_metric_names(model: keras.Model) -> list[str] | None:
-    """The compiled metrics' names as Keras logs them, if knowable before a build."""
-    config = model.get_compile_config() or {}
-    metrics = config.get("metrics")
-    weighted = config.get("weighted_metrics")
-    if metrics is None and weighted is None:
-        return []
-    if not isinstance(metrics, (list, tuple)) or weighted:
-        return None  # per-output metrics: names are only known once built
-    names = []
-    for metric in metrics:
-        if isinstance(metric, str):
-            names.append(metric)
-        elif isinstance(metric, dict):
-            names.append(metric.get("config", {}).get("name", ""))
-    return [n for n in names if n] or None

@@ -163,3 +163,18 @@ def test_not_a_model_dir(tmp_path, capsys, make, message):
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith("keras-estimator inspect: error: ") and message in err
+
+
+def test_missing_latest_checkpoint_is_a_problem_not_an_error(tmp_path, capsys):
+    model_dir = tmp_path / "damaged"
+    shutil.copytree(IRIS, model_dir)
+    for path in model_dir.glob("model.ckpt-60.*"):
+        path.unlink()
+    report = inspect_dir.inspect_model_dir(str(model_dir))
+    assert report["latest_checkpoint"] == "model.ckpt-40"
+    assert report["global_step"] == 40
+    rows = {c["name"]: c for c in report["checkpoints"]}
+    assert rows["model.ckpt-60"]["present"] is False
+    assert any("model.ckpt-60" in problem for problem in report["problems"])
+    assert main(["inspect", str(model_dir)]) == 0
+    assert "problems:" in capsys.readouterr().out

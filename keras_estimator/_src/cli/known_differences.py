@@ -138,14 +138,20 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
     KnownDifference(
         "estimator:BoostedTreesClassifier",
         _D,
-        "trained by ydf (pip install 'keras_estimator[trees]') on the data "
-        "read into memory; the global step counts trees, not batches",
+        "tf.estimator 2.8's; trained by ydf (pip install 'keras_estimator[trees]') "
+        "on the data read into memory; the global step counts trees, not batches",
+    ),
+    KnownDifference(
+        "estimator:BoostedTreesEstimator",
+        _D,
+        "tf.estimator 2.8's; trained by ydf (pip install 'keras_estimator[trees]') "
+        "on the data read into memory; the global step counts trees, not batches",
     ),
     KnownDifference(
         "estimator:BoostedTreesRegressor",
         _D,
-        "trained by ydf (pip install 'keras_estimator[trees]') on the data "
-        "read into memory; the global step counts trees, not batches",
+        "tf.estimator 2.8's; trained by ydf (pip install 'keras_estimator[trees]') "
+        "on the data read into memory; the global step counts trees, not batches",
     ),
     KnownDifference(
         "estimator:KMeans",
@@ -240,20 +246,22 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
     # keras_estimator's own additions to tf.estimator's namespaces.
     *(
         KnownDifference(
-            f"estimator:{name}",
+            path,
             _D,
             "a keras_estimator extension: tf.estimator 2.15 had no such name, "
             "so the program runs only here",
         )
-        for name in (
-            "HookCallback",
-            "compat",
-            "install",
-            "uninstall",
-            "keras_model_from_estimator",
-            "model_fn_to_keras",
-            "multi_worker_strategy",
-            "tpu_strategy",
+        for path in (
+            "tf.estimator.HookCallback",
+            "tf.estimator.compat",
+            "tf.estimator.install",
+            "tf.estimator.uninstall",
+            "tf.estimator.keras_model_fn",
+            "tf.estimator.keras_model_from_estimator",
+            "tf.estimator.model_fn_to_keras",
+            "tf.estimator.model_to_estimator",
+            "tf.estimator.experimental.multi_worker_strategy",
+            "tf.estimator.experimental.tpu_strategy",
         )
     ),
 )

@@ -313,3 +313,22 @@ def test_syntax_error_is_one_line(tmp_path, capsys):
     assert main(["check", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot parse" in err and "line 1" in err
+
+
+def test_keywords_of_a_name_imported_from_its_module():
+    source = (
+        "from tensorflow.compat.v1.estimator.tpu import TPUEstimator\n"
+        "est = TPUEstimator(model_fn, eval_on_tpu=False)\n"
+    )
+    findings = check.check_source(source)
+    assert [(f.line, f.name, f.status.value) for f in findings] == [
+        (1, "tf.compat.v1.estimator.tpu.TPUEstimator", "differs"),
+        (2, "tf.compat.v1.estimator.tpu.TPUEstimator(eval_on_tpu=False)", "differs"),
+    ]
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["check"], ["inspect"]])
+def test_help(command, capsys):
+    assert main([*command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: keras-estimator")

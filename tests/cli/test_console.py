@@ -65,7 +65,7 @@ def test_python_m_propagates_the_exit_status(tmp_path):
         [
             sys.executable,
             "-m",
-            "keras_estimator._src.cli.main",
+            "keras_estimator",
             "run",
             str(script),
             "4",

@@ -125,3 +125,17 @@ def test_model_fn_in_keras_fit_with_hook_callback(tmp_path):
     )  # fmt: skip
     assert "HookCallback's hook recorded 10 losses" in out
     assert "Estimator.train and Model.fit losses equal: True" in out
+
+
+def test_local_cluster_chief_worker_and_evaluator(tmp_path):
+    out = run_example(
+        "local_cluster", "--steps", "20", "--timeout", "150",
+        "--model-dir", str(tmp_path), timeout=200,
+    )  # fmt: skip
+    assert re.search(r'"chief": \["127\.0\.0\.1:\d+"\], "worker": \["127\.0\.0\.1:\d+"\]', out)
+    for task in ("chief_0", "worker_0", "evaluator_0"):
+        assert re.search(rf"{task}: exit status 0; result: .*\"global_step\": 20", out), out
+    assert '"evaluated_step": 20' in out
+    assert "3 of 3 tasks succeeded" in out
+    assert (tmp_path / "model.ckpt-20.index").exists()
+    assert list((tmp_path / "export" / "latest").glob("*/saved_model.pb"))

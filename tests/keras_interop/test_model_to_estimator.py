@@ -531,3 +531,73 @@ def test_saved_model_export_of_a_keras_estimator(tmp_path):
     np.testing.assert_allclose(
         regression["outputs"].numpy().reshape(-1), expected.reshape(-1), rtol=1e-6
     )
+
+
+def _served(export_dir):
+    signature = tf.saved_model.load(export_dir.decode()).signatures["serving_default"]
+    return next(iter(signature(x=tf.constant(X)).values())).numpy()
+
+
+def _predicted(estimator, checkpoint_path=None):
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices({"x": X}).batch(16)
+
+    outputs = estimator.predict(input_fn, checkpoint_path=checkpoint_path)
+    return np.stack([next(iter(p.values())) for p in outputs])
+
+
+RECEIVER = ke.export.build_raw_serving_input_receiver_fn(
+    {"x": tf.TensorSpec([None, 4], tf.float32)}
+)
+
+
+def test_an_export_carries_the_weights_of_the_checkpoint_it_exports(tmp_path):
+    config = ke.RunConfig(save_checkpoints_steps=2, keep_checkpoint_max=10)
+    model = _functional()
+    trained = ke.model_to_estimator(model, model_dir=str(tmp_path), config=config)
+    trained.train(_input_fn(), steps=4)
+    latest = _predicted(trained)
+    # A new Estimator on the model_dir exports what training saved, not the
+    # Keras model's initial weights.
+    fresh = ke.model_to_estimator(model, model_dir=str(tmp_path), config=config)
+    exported = fresh.export_saved_model(str(tmp_path / "fresh"), RECEIVER)
+    np.testing.assert_allclose(_served(exported), latest, atol=1e-6)
+    # An earlier checkpoint (as BestExporter exports) gives its own weights.
+    early_path = os.path.join(str(tmp_path), "model.ckpt-2")
+    early = trained.export_saved_model(
+        str(tmp_path / "early"), RECEIVER, checkpoint_path=early_path
+    )
+    np.testing.assert_allclose(
+        _served(early), _predicted(trained, early_path), atol=1e-6
+    )
+    assert not np.allclose(_served(early), latest)
+
+
+def test_exporting_an_earlier_checkpoint_leaves_training_as_it_was(tmp_path):
+    config = ke.RunConfig(save_checkpoints_steps=2, keep_checkpoint_max=10)
+    runs = []
+    for name, export in (("plain", False), ("exported", True)):
+        estimator = ke.model_to_estimator(
+            _functional(), model_dir=str(tmp_path / name), config=config
+        )
+        estimator.train(_input_fn(), steps=4)
+        if export:
+            estimator.export_saved_model(
+                str(tmp_path / "export"),
+                RECEIVER,
+                checkpoint_path=os.path.join(str(tmp_path / name), "model.ckpt-2"),
+            )
+        estimator.train(_input_fn(), steps=2)
+        runs.append(estimator)
+    plain, exported = runs
+    # The second model's layers are auto-named one higher (dense_1 for dense):
+    # the names pair up in sorted order.
+    pairs = zip(
+        sorted(plain.get_variable_names()),
+        sorted(exported.get_variable_names()),
+        strict=True,
+    )
+    for ours, theirs in pairs:
+        np.testing.assert_array_equal(
+            exported.get_variable_value(theirs), plain.get_variable_value(ours)
+        )

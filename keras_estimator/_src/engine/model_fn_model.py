@@ -428,6 +428,10 @@ class ModelFnModel(keras.Model):
         return self.predict_function
 
     # ---- export (used by export/saved_model.py) ----------------------------------
+    def owned_variables(self, mode: str) -> dict[str, tf.Variable]:
+        """The model_fn's own variables (`ModelFnTrace.owned_variables`)."""
+        return self._trace.owned_variables(mode)
+
     def call_model_fn_with_store(
         self,
         features: Any,

@@ -159,6 +159,21 @@ class ModelFnTrace:
         for name, (variable, is_local) in provide(mode, element_spec).items():
             self.store.adopt(name, variable, is_local)
 
+    def owned_variables(self, mode: str) -> dict[str, tf.Variable]:
+        """The checkpointed variables a stateful model_fn made itself, by name.
+
+        Empty for a plain model_fn; a `KerasModelFn` lists its Keras model's
+        weights (without its metrics' running state).
+        """
+        provide = getattr(self.model_fn, "variables_before_trace", None)
+        if provide is None:
+            return {}
+        return {
+            name: variable
+            for name, (variable, is_local) in provide(mode, None).items()
+            if not is_local
+        }
+
     def call_with_store(
         self,
         features: Any,

@@ -25,10 +25,11 @@ renamed to `<timestamp>` when complete (`export_files`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import tensorflow as tf
@@ -115,13 +116,44 @@ def export_all_saved_models(
     receiver_fn = _serving_receiver_fn(input_receiver_fn_map)
     extra = _export_files.check_assets_extra(assets_extra)
     base = _export_files.as_path(export_dir_base)
-    serving = build_serving_model(model, receiver_fn, checkpoint_path)
-    export_dir = _export_files.write_atomically(
-        base,
-        lambda directory: _write(serving, directory, extra, as_text),
-    )
+    with _checkpoint_values_in(model.owned_variables(ModeKeys.PREDICT), checkpoint_path):
+        serving = build_serving_model(model, receiver_fn, checkpoint_path)
+        export_dir = _export_files.write_atomically(
+            base,
+            lambda directory: _write(serving, directory, extra, as_text),
+        )
     logger.info("SavedModel written to: %s", export_dir)
     return os.fsencode(export_dir)
+
+
+@contextlib.contextmanager
+def _checkpoint_values_in(
+    variables: dict[str, tf.Variable], checkpoint_path: str
+) -> Iterator[None]:
+    """Gives a model_fn's own variables the checkpoint's values while exporting.
+
+    A model_fn that owns its variables (a Keras model's, `KerasModelFn`)
+    is exported with the variables themselves, not the export's restored
+    copies: without this they would carry whatever the model held last (its
+    initial weights in a new process, or a later step than the checkpoint a
+    BestExporter exports). Their values are put back afterwards, so the
+    Estimator's own state is untouched.
+    """
+    if not variables:
+        yield
+        return
+    kept = {name: variable.numpy() for name, variable in variables.items()}
+    try:
+        _checkpoint.restore(variables, checkpoint_path)
+    except ValueError as error:
+        raise ValueError(
+            f"Could not load the model's variables from {checkpoint_path}: {error}"
+        ) from None
+    try:
+        yield
+    finally:
+        for name, value in kept.items():
+            variables[name].assign(value)
 
 
 def _write(

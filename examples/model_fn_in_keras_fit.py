@@ -8,8 +8,8 @@ Run: python examples/model_fn_in_keras_fit.py [--steps N] [--model-dir DIR]
 move from `Estimator.train` to `Model.fit` one call at a time. The same
 model_fn, initial weights and data are trained both ways, in two model_dirs:
 the Estimator run records each step's loss with a SessionRunHook, the Keras
-run with a Keras callback (both see every step), and the two runs' losses (and evaluations) are
-printed side by side. They are equal.
+run with a Keras callback (both see every step), and the two runs' losses
+and evaluations are printed side by side. They are equal.
 
 `--hook-callback` also passes the SessionRunHook to `fit` through
 `keras_estimator.HookCallback`. In this version that fails on a

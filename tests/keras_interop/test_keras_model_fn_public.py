@@ -201,6 +201,13 @@ def test_a_wrapper_without_functools_wraps_is_refused():
     estimator = ke.Estimator(model_fn, model_dir=tempfile.mkdtemp())
     with pytest.raises(ValueError, match=r"functools\.wraps"):
         estimator.train(_input_fn(), steps=1)
+    # Prediction too: it would otherwise use the model's own weights, not the
+    # checkpoint's.
+    trained = ke.Estimator(base_fn, model_dir=tempfile.mkdtemp())
+    trained.train(_input_fn(), steps=1)
+    hidden = ke.Estimator(model_fn, model_dir=trained.model_dir)
+    with pytest.raises(ValueError, match=r"functools\.wraps"):
+        next(iter(hidden.predict(_input_fn(repeat=False))))
 
 
 def test_metric_names_map_renames_metrics():

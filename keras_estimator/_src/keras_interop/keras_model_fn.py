@@ -144,10 +144,10 @@ class KerasModelFn:
     def __call__(self, features: Any, labels: Any, mode: str) -> EstimatorSpec:
         self.step_logs.clear()
         inputs = self._inputs(features)
-        if mode == ModeKeys.PREDICT:
-            return self._predict(inputs)
         if mode not in self._adopted_modes:
             _raise_hidden()
+        if mode == ModeKeys.PREDICT:
+            return self._predict(inputs)
         targets = self._targets(labels)
         if mode == ModeKeys.TRAIN:
             return self._train(inputs, targets)

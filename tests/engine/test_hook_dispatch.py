@@ -302,3 +302,13 @@ def test_model_fit_on_model_fn_model_shares_the_fused_loop(tmp_path):
     np.testing.assert_array_equal(
         via_fit._store.get("w").numpy(), via_train.get_variable_value("w")
     )
+
+
+@pytest.mark.parametrize("method", ["on_train_batch_begin", "on_train_batch_end"])
+def test_a_lambda_callback_sees_every_step(tmp_path, method):
+    # LambdaCallback sets its functions on the instance, not the class.
+    seen = []
+    callback = keras.callbacks.LambdaCallback(**{method: lambda batch, logs: seen.append(batch)})
+    est = ke.Estimator(quadratic_model_fn, model_dir=str(tmp_path))
+    est.train(ones_input_fn, steps=30, callbacks=[callback])
+    assert seen == list(range(30))

@@ -109,12 +109,18 @@ _BATCH_METHODS = (
 
 
 def _sees_batches(callback: Any) -> bool:
-    """Whether a Keras callback overrides any per-batch method."""
+    """Whether a Keras callback overrides any per-batch method.
+
+    In its class or on the instance: `keras.callbacks.LambdaCallback` sets
+    the functions it is given as instance attributes.
+    """
     base = keras.callbacks.Callback
-    return any(
-        getattr(type(callback), name, None) is not getattr(base, name)
-        for name in _BATCH_METHODS
-    )
+
+    def overridden(name: str) -> bool:
+        method = getattr(callback, name, None)
+        return getattr(method, "__func__", method) is not getattr(base, name)
+
+    return any(overridden(name) for name in _BATCH_METHODS)
 
 
 def run_training(

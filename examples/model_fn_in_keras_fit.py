@@ -12,11 +12,8 @@ run with a Keras callback (both see every step), and the two runs' losses
 and evaluations are printed side by side. They are equal.
 
 `--hook-callback` also passes the SessionRunHook to `fit` through
-`keras_estimator.HookCallback`. In this version that fails on a
-`model_fn_to_keras` model ("Hooks asked to fetch [...] which this loop cannot
-fetch"): the callback's fetch request replaces the one of the Estimator's own
-hooks (tests/examples/test_examples.py keeps it as an expected failure).
-HookCallback does work in `fit` of ordinary Keras models.
+`keras_estimator.HookCallback`, which sees every step as it does in
+`Estimator.train`.
 """
 
 from __future__ import annotations
@@ -102,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="parent of the two model_dirs (default: a new temp dir)")
     parser.add_argument("--hook-callback", action="store_true",
                         help="also record the losses with a SessionRunHook in "
-                        "HookCallback (fails in this version: see above)")
+                        "HookCallback")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     base_dir = args.model_dir or tempfile.mkdtemp(prefix="model_fn_in_fit_")

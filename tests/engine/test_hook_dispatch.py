@@ -312,3 +312,33 @@ def test_a_lambda_callback_sees_every_step(tmp_path, method):
     est = ke.Estimator(quadratic_model_fn, model_dir=str(tmp_path))
     est.train(ones_input_fn, steps=30, callbacks=[callback])
     assert seen == list(range(30))
+
+
+class FetchingHook(SessionRunHook):
+    """Fetches the loss at every step."""
+
+    def __init__(self):
+        self.values = []
+
+    def before_run(self, run_context):
+        return SessionRunArgs("the_loss:0")
+
+    def after_run(self, run_context, run_values):
+        self.values.append(float(run_values.results))
+
+
+def test_hook_callback_in_fit_of_a_model_fn_model_sees_every_step(tmp_path):
+    model = ke.model_fn_to_keras(quadratic_model_fn, str(tmp_path), params={})
+    hook = FetchingHook()
+    history = model.fit(
+        ones_input_fn(), steps_per_epoch=7, callbacks=[HookCallback([hook])], verbose=0
+    )
+    assert len(hook.values) == 7
+    assert history.history["loss"][-1] == pytest.approx(hook.values[-1])
+
+
+def test_hook_callback_in_estimator_train_joins_the_hooks(tmp_path):
+    hook = FetchingHook()
+    est = ke.Estimator(quadratic_model_fn, model_dir=str(tmp_path))
+    est.train(ones_input_fn, steps=5, callbacks=[HookCallback([hook])])
+    assert hook.values == pytest.approx([0.64**k for k in range(5)])

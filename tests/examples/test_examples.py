@@ -13,8 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
@@ -111,13 +109,6 @@ def test_model_fn_in_keras_fit_matches_estimator_train(tmp_path):
     assert (tmp_path / "keras" / "model.ckpt-20.index").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="HookCallback in fit() of a model_fn_to_keras model replaces the fetch "
-    "request of the Estimator's own hooks: 'Hooks asked to fetch [...] which this "
-    "loop cannot fetch'",
-)
 def test_model_fn_in_keras_fit_with_hook_callback(tmp_path):
     out = run_example(
         "model_fn_in_keras_fit", "--steps", "10", "--hook-callback",

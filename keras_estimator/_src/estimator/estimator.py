@@ -221,6 +221,13 @@ class Estimator:
         show_progress = _progress.check_progress(progress)
         user_hooks = check_hooks(hooks)
         user_callbacks = _check_callbacks(callbacks)
+        # A HookCallback among the callbacks (how Model.fit takes hooks, and
+        # a model_fn_to_keras model's fit hands its callbacks here) joins the
+        # one dispatcher: a second one could not add its fetches to the step.
+        for callback in user_callbacks:
+            if isinstance(callback, HookCallback):
+                user_hooks += callback.hooks
+        user_callbacks = [c for c in user_callbacks if not isinstance(c, HookCallback)]
         listeners = _check_listeners(saving_listeners)
         if self._strategy is None and _ps_training.serves_instead_of_training(
             self._config
@@ -411,6 +418,13 @@ class Estimator:
         check_steps(steps, None)
         user_hooks = check_hooks(hooks)
         user_callbacks = _check_callbacks(callbacks)
+        # A HookCallback among the callbacks (how Model.fit takes hooks, and
+        # a model_fn_to_keras model's fit hands its callbacks here) joins the
+        # one dispatcher: a second one could not add its fetches to the step.
+        for callback in user_callbacks:
+            if isinstance(callback, HookCallback):
+                user_hooks += callback.hooks
+        user_callbacks = [c for c in user_callbacks if not isinstance(c, HookCallback)]
         model = self._get_model()
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.EVAL)
         model.build_mode(ModeKeys.EVAL, element_spec)
@@ -465,6 +479,13 @@ class Estimator:
         """
         user_hooks = check_hooks(hooks)
         user_callbacks = _check_callbacks(callbacks)
+        # A HookCallback among the callbacks (how Model.fit takes hooks, and
+        # a model_fn_to_keras model's fit hands its callbacks here) joins the
+        # one dispatcher: a second one could not add its fetches to the step.
+        for callback in user_callbacks:
+            if isinstance(callback, HookCallback):
+                user_hooks += callback.hooks
+        user_callbacks = [c for c in user_callbacks if not isinstance(c, HookCallback)]
         model = self._get_model()
         dataset = self._dataset(input_fn, ModeKeys.PREDICT)
         model.build_mode(ModeKeys.PREDICT, dataset.element_spec)

@@ -91,6 +91,13 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
     # --- TF1 sessions and graph-mode switches -------------------------------
     KnownDifference("tf.Session", _U, "tf.Session is gone in TF 2; " + _SESSION_FIX),
     KnownDifference("tf.compat.v1.Session", _U, _SESSION_FIX),
+    KnownDifference(
+        "tf.compat.v1.summary.FileWriter",
+        _U,
+        "FileWriter needs graph mode and fails under eager execution; fix: "
+        "tf.summary.create_file_writer(logdir) and tf.summary.scalar(..., "
+        "step=...) outside model_fn, or tf.compat.v1.summary ops inside it",
+    ),
     KnownDifference("tf.compat.v1.InteractiveSession", _U, _SESSION_FIX),
     KnownDifference(
         "tf.compat.v1.train.MonitoredTrainingSession",

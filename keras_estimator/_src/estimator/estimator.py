@@ -461,6 +461,7 @@ class Estimator:
         writer.close()
 
     # ---- predict --------------------------------------------------------------
+    @input_release.closed_at_exit
     def predict(
         self,
         input_fn: Callable[..., Any],

@@ -685,8 +685,16 @@ class Estimator:
             self._model = model
         return self._model
 
-    def _dataset(self, input_fn: Callable[..., Any], mode: str) -> tf.data.Dataset:
-        return inputs.make_dataset(input_fn, mode, self._params, self._config)
+    def _dataset(
+        self,
+        input_fn: Callable[..., Any],
+        mode: str,
+        input_context: tf.distribute.InputContext | None = None,
+    ) -> tf.data.Dataset:
+        """input_fn's dataset: every mode and input pipeline makes it here."""
+        return inputs.make_dataset(
+            input_fn, mode, self._params, self._config, input_context=input_context
+        )
 
     def _loop_input(self, input_fn: Callable[..., Any], mode: str) -> tuple[Any, Any]:
         """The train/eval loop's input and the spec of one replica's element.
@@ -701,9 +709,7 @@ class Estimator:
         if mode == ModeKeys.TRAIN and _ps_training.is_parameter_server_strategy(strategy):
             return _ps_training.per_worker_input(
                 strategy,
-                lambda context: inputs.make_dataset(
-                    input_fn, mode, self._params, self._config, input_context=context
-                ),
+                lambda context: self._dataset(input_fn, mode, context),
             )
         one_replica = strategy is not None and strategy.num_replicas_in_sync == 1
         mirrored = isinstance(strategy, tf.distribute.MirroredStrategy)
@@ -722,9 +728,7 @@ class Estimator:
         made: list[tf.data.Dataset] = []
 
         def dataset_fn(context: tf.distribute.InputContext) -> tf.data.Dataset:
-            dataset = inputs.make_dataset(
-                input_fn, mode, self._params, self._config, input_context=context
-            )
+            dataset = self._dataset(input_fn, mode, context)
             dataset = multi_worker.shard_by_policy(dataset, input_fn, context)
             made.append(dataset)
             return dataset

@@ -210,11 +210,15 @@ class TPUEstimator(Estimator):
 
         return input_fn_with_batch_size
 
-    def _dataset(self, input_fn: Callable[..., Any], mode: str) -> tf.data.Dataset:
-        return super()._dataset(self._with_batch_size(input_fn, mode), mode)
-
-    def _loop_input(self, input_fn: Callable[..., Any], mode: str) -> tuple[Any, Any]:
-        return super()._loop_input(self._with_batch_size(input_fn, mode), mode)
+    def _dataset(
+        self,
+        input_fn: Callable[..., Any],
+        mode: str,
+        input_context: tf.distribute.InputContext | None = None,
+    ) -> tf.data.Dataset:
+        return super()._dataset(
+            self._with_batch_size(input_fn, mode), mode, input_context
+        )
 
     def _replica_batch_size(self, mode: str) -> int | None:
         batch_size = self._batch_sizes.get(mode)

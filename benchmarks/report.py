@@ -99,29 +99,28 @@ def _rnn(result: dict[str, Any]) -> list[Ratio]:
 class Benchmark:
     name: str
     script: str
-    quick: tuple[str, ...]
-    full: tuple[str, ...]
+    quick: tuple[str, ...]  # the script's arguments for --quick; else its defaults
     extract: Callable[[dict[str, Any]], list[Ratio]]
 
 
 BENCHMARKS = (
     Benchmark("core", "bench_core.py",
-              ("--train-steps", "2000", "--rounds", "3", "--predict-calls", "30"), (), _core),
+              ("--train-steps", "2000", "--rounds", "3", "--predict-calls", "30"), _core),
     Benchmark("compute_bound", "bench_compute_bound.py",
-              ("--train-steps", "60", "--rounds", "3"), (), _compute_bound),
-    Benchmark("premade", "bench_premade.py", ("--train-steps", "600", "--rounds", "3"), (),
+              ("--train-steps", "60", "--rounds", "3"), _compute_bound),
+    Benchmark("premade", "bench_premade.py", ("--train-steps", "600", "--rounds", "3"),
               _per_case("premade", "tf.estimator 2.15", "ratios")),
     Benchmark("kmeans_sdca", "quality_kmeans_sdca.py",
-              ("--train-steps", "300", "--rounds", "3"), (),
+              ("--train-steps", "300", "--rounds", "3"),
               _per_case("kmeans_sdca", "tf.estimator 2.15", "ratios")),
-    Benchmark("rnn", "quality_rnn.py", ("--train-steps", "300"), (), _rnn),
-    Benchmark("boosted_trees", "bench_boosted_trees.py", ("--rounds", "2"), (),
+    Benchmark("rnn", "quality_rnn.py", ("--train-steps", "300"), _rnn),
+    Benchmark("boosted_trees", "bench_boosted_trees.py", ("--rounds", "2"),
               _per_case("boosted_trees", "tf.estimator 2.8", "speedups")),
 )
 
 
 def _run(benchmark: Benchmark, quick: bool) -> tuple[dict[str, Any], str, float]:
-    args = benchmark.quick if quick else benchmark.full
+    args = benchmark.quick if quick else ()
     command = [sys.executable, str(HERE / benchmark.script), *args]
     print(f"[report] {' '.join(command[1:])}", file=sys.stderr, flush=True)
     start = time.perf_counter()

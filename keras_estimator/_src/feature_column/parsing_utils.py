@@ -10,12 +10,18 @@ label and, when given, the weight column's spec. `v1_parsing_utils` holds
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
 import tensorflow as tf
 
-_NumericColumn = type(tf.feature_column.numeric_column("x"))
+
+@functools.cache
+def _numeric_column_type() -> type:
+    # TensorFlow does not export the class: it is taken from an instance, made
+    # at first use so that importing the package logs no deprecation warning.
+    return type(tf.feature_column.numeric_column("x"))
 
 
 def classifier_parse_example_spec(
@@ -122,7 +128,7 @@ def with_label_and_weight(
         return spec
     if isinstance(weight_column, str):
         weight_column = tf.feature_column.numeric_column(weight_column)
-    if not isinstance(weight_column, _NumericColumn):
+    if not isinstance(weight_column, _numeric_column_type()):
         raise ValueError(
             f"weight_column should be an instance of "
             f"tf.feature_column.numeric_column or a string key; got "

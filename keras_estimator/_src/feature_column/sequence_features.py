@@ -25,17 +25,24 @@ TensorFlow's feature-column types come from `tf.__internal__.feature_column`
 from __future__ import annotations
 
 import collections.abc
+import functools
 import inspect
 from typing import Any
 
 import tensorflow as tf
 
 _fc = tf.__internal__.feature_column
-# The column classes TensorFlow does not export, taken from instances.
-_SEQUENCE_NUMERIC = type(tf.feature_column.sequence_numeric_column("_"))
-_SEQUENCE_CATEGORICAL = type(
-    tf.feature_column.sequence_categorical_column_with_identity("_", 1)
-)
+
+
+@functools.cache
+def _sequence_column_types() -> tuple[type, type]:
+    # TensorFlow does not export these classes: they are taken from instances,
+    # made at first use so that importing the package logs no deprecation
+    # warning.
+    return (
+        type(tf.feature_column.sequence_numeric_column("_")),
+        type(tf.feature_column.sequence_categorical_column_with_identity("_", 1)),
+    )
 
 
 class ScopedStateManager(_fc.StateManager):  # type: ignore[misc, name-defined]
@@ -255,7 +262,7 @@ def _sorted_unique(columns: list[Any]) -> tuple[Any, ...]:
 def is_sequence_column(column: Any) -> bool:
     """Whether `column` reads a sequence feature (directly or through the columns it wraps)."""
     while column is not None:
-        if isinstance(column, (_SEQUENCE_NUMERIC, _SEQUENCE_CATEGORICAL)):
+        if isinstance(column, _sequence_column_types()):
             return True
         column = getattr(column, "categorical_column", None)
     return False

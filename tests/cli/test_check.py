@@ -185,6 +185,16 @@ def test_folder_of_programs(capsys):
             "tf.compat.v1.estimator.DNNClassifier(partitioner=p)",
             "differs",
         ),
+        (
+            "import tensorflow as tf\ntf.compat.v1.layers.dense(x, 3)",
+            "tf.compat.v1.layers.dense",
+            "differs",
+        ),
+        (
+            "import tensorflow.compat.v1 as tf\ntf.layers.conv2d(x, 3, 3)",
+            "tf.compat.v1.layers.conv2d",
+            "differs",
+        ),
         ("import tensorflow.contrib.learn as learn", "tf.contrib.learn", "unsupported"),
     ],
 )

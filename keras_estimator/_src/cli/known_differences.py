@@ -141,6 +141,13 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
         "the TF1 parameter-server strategy is not supported; fix: "
         "tf.distribute.experimental.ParameterServerStrategy (TF 2)",
     ),
+    KnownDifference(
+        "tf.compat.v1.layers.*",
+        _D,
+        "TensorFlow 2.21 raises AttributeError for it (Keras 3); install() and "
+        "`keras-estimator run` serve it with TF1 variable names, and a program "
+        "that only changes its import uses keras_estimator.compat.layers",
+    ),
     # --- names of the estimator namespaces ----------------------------------
     KnownDifference(
         "estimator:BoostedTreesClassifier",
@@ -164,13 +171,14 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
         "estimator:KMeans",
         _D,
         "the first step chooses the initial centres from its batch and trains "
-        "on it (2.15 used an extra batch), so train(steps=n) reads n batches",
+        "on it (2.15 used an extra batch), so train(steps=n) reads n batches; "
+        "multi-replica strategies are refused with an error",
     ),
     KnownDifference(
         "estimator:LinearSDCA",
         _D,
-        "the dual-state table is saved only up to ~104,000 distinct example "
-        "ids; past that, resuming restarts the dual state",
+        "label_vocabulary is refused, SDCA's summaries are not written, and "
+        "multi-replica strategies are refused with an error",
     ),
     KnownDifference(
         "estimator:RNNClassifier",

@@ -24,7 +24,7 @@ from keras_estimator._src.base.estimator_spec import EstimatorSpec
 from keras_estimator._src.base.export_outputs import PredictOutput
 from keras_estimator._src.base.mode_keys import ALL_MODES, ModeKeys
 from keras_estimator._src.base.run_config import RunConfig
-from tests._models import make_data, mlp_model_fn
+from tests._models import input_fn, make_data, mlp_model_fn
 
 
 def _raises_clear(call, *hints: str):
@@ -738,3 +738,20 @@ def test_valid_tf_config_is_accepted(
     config = RunConfig()
     assert (config.task_type, config.task_id) == (task_type, task_id)
     assert config.num_ps_replicas == num_ps
+
+
+def test_tf1_layers_without_install_name_the_fix(tmp_path):
+    # TensorFlow 2.21 says only "`dense` is not available with Keras 3."
+    def model_fn(features, labels, mode):
+        logits = tf.compat.v1.layers.dense(features["x"], 3)
+        loss = tf.reduce_mean(tf.square(logits))
+        return EstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+    x, y = make_data(16)
+    est = ke.Estimator(model_fn, str(tmp_path))
+    with pytest.raises(AttributeError) as raised:
+        est.train(input_fn(x, y), steps=1)
+    message = str(raised.value)
+    assert "`dense` is not available with Keras 3." in message
+    assert "keras_estimator.compat.layers" in message
+    assert "keras_estimator.install()" in message

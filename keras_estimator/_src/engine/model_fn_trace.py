@@ -93,9 +93,13 @@ class ModelFnTrace:
             distribute.estimator_loss_scaling(tf.distribute.get_strategy()),
             tf_group.accept_keras_variables(),
         ):
-            spec = self.model_fn(
-                **{k: v for k, v in candidates.items() if k in self._accepted}
-            )
+            try:
+                spec = self.model_fn(
+                    **{k: v for k, v in candidates.items() if k in self._accepted}
+                )
+            except AttributeError as err:
+                _raise_with_a_keras_3_fix(err)
+                raise
             if recording and isinstance(spec, EstimatorSpec):
                 summaries.write_collected(spec.loss)
         if not isinstance(spec, EstimatorSpec):
@@ -260,6 +264,26 @@ def _spec_hooks(spec: EstimatorSpec, mode: str, is_chief: bool) -> tuple[Any, ..
     if mode == ModeKeys.EVAL:
         return tuple(spec.evaluation_hooks or ())
     return tuple(spec.prediction_hooks or ())
+
+
+_KERAS_3_ONLY = "is not available with Keras 3."
+
+
+def _raise_with_a_keras_3_fix(err: AttributeError) -> None:
+    """Adds the fix to TensorFlow's error for a TF1 Keras name (tf.compat.v1.layers.X).
+
+    TensorFlow 2.21 says only that the name "is not available with Keras 3";
+    the model_fn of a program that changed just its import meets this first.
+    """
+    message = str(err)
+    if not message.endswith(_KERAS_3_ONLY):
+        return
+    raise AttributeError(
+        f"{message} In a model_fn, use keras_estimator.compat.layers in place "
+        "of tf.compat.v1.layers (the same functions, with TF1 variable "
+        "names), or call keras_estimator.install() (or run the program with "
+        "`keras-estimator run`), which serves tf.compat.v1.layers itself."
+    ) from err
 
 
 def _raise_not_a_spec(spec: Any) -> None:

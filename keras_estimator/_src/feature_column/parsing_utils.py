@@ -18,7 +18,7 @@ import tensorflow as tf
 
 
 @functools.cache
-def _numeric_column_type() -> type:
+def _numeric_column_type() -> type[Any]:
     # TensorFlow does not export the class: it is taken from an instance, made
     # at first use so that importing the package logs no deprecation warning.
     return type(tf.feature_column.numeric_column("x"))

@@ -35,7 +35,7 @@ _fc = tf.__internal__.feature_column
 
 
 @functools.cache
-def _sequence_column_types() -> tuple[type, type]:
+def _sequence_column_types() -> tuple[type[Any], type[Any]]:
     # TensorFlow does not export these classes: they are taken from instances,
     # made at first use so that importing the package logs no deprecation
     # warning.

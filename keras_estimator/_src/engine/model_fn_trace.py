@@ -20,7 +20,7 @@ import tensorflow as tf
 from keras_estimator._src.base.estimator_spec import EstimatorSpec
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.engine import fetches as _fetches
-from keras_estimator._src.engine import summaries, tf_group
+from keras_estimator._src.engine import keras2_idioms, summaries
 from keras_estimator._src.engine.variable_store import (
     VariableStore,
     is_object_checkpoint,
@@ -91,7 +91,7 @@ class ModelFnTrace:
             self.store.scope(allow_creation=self.building),
             summaries.recording(dirs, step) as recording,
             distribute.estimator_loss_scaling(tf.distribute.get_strategy()),
-            tf_group.accept_keras_variables(),
+            keras2_idioms.accepted(unsave=self.store.mark_local),
         ):
             try:
                 spec = self.model_fn(

@@ -195,6 +195,11 @@ def test_folder_of_programs(capsys):
             "tf.compat.v1.layers.conv2d",
             "differs",
         ),
+        (
+            "import tensorflow as tf\ntf.keras.optimizers.legacy.Adam(0.1)",
+            "tf.keras.optimizers.legacy.Adam",
+            "unsupported",
+        ),
         ("import tensorflow.contrib.learn as learn", "tf.contrib.learn", "unsupported"),
     ],
 )

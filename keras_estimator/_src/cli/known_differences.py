@@ -142,6 +142,13 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
         "tf.distribute.experimental.ParameterServerStrategy (TF 2)",
     ),
     KnownDifference(
+        "tf.keras.optimizers.legacy.*",
+        _U,
+        "Keras 3 has no legacy optimizers (ImportError); fix: the v1 optimizer "
+        "(tf.compat.v1.train.AdamOptimizer ...: TF1 slots, minimize(loss, "
+        "global_step=...)) or keras.optimizers.Adam with apply_gradients",
+    ),
+    KnownDifference(
         "tf.compat.v1.layers.*",
         _D,
         "TensorFlow 2.21 raises AttributeError for it (Keras 3); install() and "

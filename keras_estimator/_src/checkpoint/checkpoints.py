@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from keras_estimator._src.checkpoint import object_checkpoint
+from keras_estimator._src.checkpoint import keras2_optimizer_names, object_checkpoint
 from keras_estimator._src.engine.variable_store import CheckpointVariables
 
 logger = logging.getLogger("keras_estimator")
@@ -585,6 +585,10 @@ def restore(
         keys = object_checkpoint.stored_names(reader, shapes)
         object_based = object_checkpoint.is_object_based(shapes)
         missing = [n for n in variables if n not in keys]
+        if missing and not object_based:
+            # A tf.keras 2 optimizer's variables, written by tf.estimator.
+            keys.update(keras2_optimizer_names.aliases(missing, shapes))
+            missing = [n for n in variables if n not in keys]
         if missing and strict and not object_based:
             raise ValueError(
                 f"Checkpoint {checkpoint_path} has no value for variables {missing} "

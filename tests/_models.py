@@ -1,5 +1,6 @@
 """A tiny model_fn and data shared by the tests."""
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -65,3 +66,14 @@ def forward(estimator, x, hidden):
         if i < len(names) - 1:
             net = np.maximum(net, 0)
     return net
+
+
+class LossRecorder(keras.callbacks.Callback):
+    """Records the loss Keras reports after every batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.losses = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.losses.append(float(logs["loss"]))

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import keras_estimator as ke
+from tests._models import LossRecorder
 
 _OPTIMIZERS = {
     "adam": lambda: keras.optimizers.Adam(0.01),
@@ -67,15 +68,6 @@ def _model(
     return model
 
 
-class _Losses(keras.callbacks.Callback):
-    def __init__(self):
-        super().__init__()
-        self.losses = []
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.losses.append(float(logs["loss"]))
-
-
 class _RecordingHook(ke.SessionRunHook):
     """Fetches the loss every step and keeps what it got."""
 
@@ -107,7 +99,7 @@ def _assert_same_values(ours, theirs):
 
 
 def _train_both(model, model_fn, steps, batch_size):
-    ours, theirs = _Losses(), _Losses()
+    ours, theirs = LossRecorder(), LossRecorder()
     estimator = ke.Estimator(model_fn, model_dir=tempfile.mkdtemp())
     estimator.train(_input_fn(batch_size=batch_size), steps=steps, callbacks=[ours])
     reference = ke.model_to_estimator(model, model_dir=tempfile.mkdtemp())

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import keras_estimator as ke
-from tests._models import make_data
+from tests._models import LossRecorder, make_data
 
 X, Y = make_data(num_examples=48)
 
@@ -57,17 +57,6 @@ def _sequential(hidden=(8,), seed=1, optimizer=None):
     return model
 
 
-class _Losses(keras.callbacks.Callback):
-    """Records the loss Keras reports after every batch."""
-
-    def __init__(self):
-        super().__init__()
-        self.losses = []
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.losses.append(float(logs["loss"]))
-
-
 _OPTIMIZERS = {
     "adam": lambda: keras.optimizers.Adam(0.01),
     "sgd": lambda: keras.optimizers.SGD(0.1, momentum=0.5),
@@ -88,10 +77,10 @@ def test_estimator_train_equals_model_fit(kind, hidden, optimizer, batch_size, s
     model = build(tuple(hidden), seed, _OPTIMIZERS[optimizer]())
     # A fresh model_dir per example (tmp_path is shared by all examples).
     estimator = ke.model_to_estimator(model, model_dir=tempfile.mkdtemp())
-    ours = _Losses()
+    ours = LossRecorder()
     estimator.train(_input_fn(batch_size), steps=steps, callbacks=[ours])
 
-    theirs = _Losses()
+    theirs = LossRecorder()
     model.fit(
         _input_fn(batch_size)(),
         steps_per_epoch=steps,
@@ -125,9 +114,9 @@ def test_current_weights_and_optimizer_state_are_carried(tmp_path):
     model = _functional()
     model.fit(_input_fn()(), steps_per_epoch=3, epochs=1, verbose=0)
     estimator = ke.model_to_estimator(model, model_dir=str(tmp_path))
-    ours = _Losses()
+    ours = LossRecorder()
     estimator.train(_input_fn(), steps=4, callbacks=[ours])
-    theirs = _Losses()
+    theirs = LossRecorder()
     model.fit(_input_fn()(), steps_per_epoch=4, epochs=1, verbose=0, callbacks=[theirs])
     assert ours.losses == theirs.losses
 
@@ -223,10 +212,10 @@ def test_multi_input_multi_output_model_fed_by_dicts(tmp_path):
         return tf.data.Dataset.from_tensor_slices((features, labels)).batch(8).repeat()
 
     estimator = ke.model_to_estimator(model, model_dir=str(tmp_path))
-    ours = _Losses()
+    ours = LossRecorder()
     estimator.train(input_fn, steps=6, callbacks=[ours])
     keras_features = {k: v for k, v in features.items() if k != "unused"}
-    theirs = _Losses()
+    theirs = LossRecorder()
     model.fit(
         tf.data.Dataset.from_tensor_slices((keras_features, labels)).batch(8).repeat(),
         steps_per_epoch=6,
@@ -370,9 +359,9 @@ def test_subclassed_model(tmp_path):
         jit_compile=False,
     )
     estimator = ke.model_to_estimator(model, model_dir=str(tmp_path))
-    ours = _Losses()
+    ours = LossRecorder()
     estimator.train(_input_fn(), steps=4, callbacks=[ours])
-    theirs = _Losses()
+    theirs = LossRecorder()
     # Keras gives a subclassed model its input as is: a tensor, not a dict.
     plain = tf.data.Dataset.from_tensor_slices((X, Y)).batch(16).repeat()
     model.fit(plain, steps_per_epoch=4, epochs=1, verbose=0, callbacks=[theirs])

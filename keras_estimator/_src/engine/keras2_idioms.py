@@ -202,7 +202,5 @@ def _convert_v1_optimizer_variables() -> None:
 
 
 def _wrapped_variable(value: Any) -> Any:
-    if isinstance(value, keras.Variable):
-        wrapped = as_tf_variable(value)
-        return value if wrapped is None else wrapped
-    return value
+    wrapped = as_tf_variable(value)
+    return value if wrapped is None else wrapped

@@ -79,3 +79,34 @@ def test_python_m_propagates_the_exit_status(tmp_path):
     )
     assert completed.returncode == 4, completed.stderr[-3000:]
     assert "ARGV ['4']" in completed.stdout
+
+
+_NO_TENSORFLOW = """
+import sys
+from keras_estimator._src.cli.main import main
+status = main(sys.argv[1:])
+heavy = sorted(m for m in ("tensorflow", "keras") if m in sys.modules)
+print("loaded:", heavy, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["run", "--help"],
+        ["check", str(ROOT / "tests" / "cli" / "programs" / "check_differs.py")],
+        ["check", "--json", str(ROOT / "tests" / "cli" / "programs")],
+    ],
+)
+def test_help_and_check_start_without_tensorflow(argv, tmp_path):
+    """--help and check read arguments and sources only: no TensorFlow start-up."""
+    result = subprocess.run(
+        [sys.executable, "-c", _NO_TENSORFLOW, *argv],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env=_env(tmp_path),
+    )
+    assert "loaded: []" in result.stderr, result.stderr[-3000:]
+    assert result.stdout.strip(), "the command printed nothing"

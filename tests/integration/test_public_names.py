@@ -23,7 +23,7 @@ MODULE_NAMESPACES = [
 ]
 
 # Imported by a public module for its own use, not re-exported.
-NOT_PUBLIC = {("keras_estimator", "require_tensorflow_backend")}
+NOT_PUBLIC: set[tuple[str, str]] = set()
 
 
 def _source_tree(module):
@@ -31,9 +31,18 @@ def _source_tree(module):
     return ast.parse(path.read_text(), str(path))
 
 
+def _top_level_statements(tree):
+    """Module-level statements, and those of an `if typing.TYPE_CHECKING:` block."""
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "typing.TYPE_CHECKING":
+            yield from node.body
+        else:
+            yield node
+
+
 def _imports(tree):
     """(bound name, alias or None) of each top-level `from ... import`."""
-    for node in tree.body:
+    for node in _top_level_statements(tree):
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 yield alias.asname or alias.name, alias.asname

@@ -14,6 +14,7 @@ uses something unsupported; `run` exits with the program's status.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -131,6 +132,9 @@ def _dispatch(argv: list[str]) -> int:
         return check.main(options.paths, options.json)
     from keras_estimator._src.cli import inspect_dir
 
+    # TensorFlow's C++ start-up lines (CPU features, oneDNN) are not this
+    # command's output; TF_CPP_MIN_LOG_LEVEL set by the user still wins.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     return inspect_dir.main(options.model_dir, options.json)
 
 

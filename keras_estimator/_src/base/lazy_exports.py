@@ -1,0 +1,71 @@
+"""Top-level names that import their module on first use.
+
+`import keras_estimator` stays cheap: TensorFlow and Keras are imported when a
+program first reaches a name (`keras_estimator.Estimator`,
+`from keras_estimator import RunConfig`, `keras_estimator.install()`), not
+before. The command line (`keras-estimator --help`, `check`) therefore starts
+without them. Each name resolves through the one table of public names, is
+checked against the Keras backend once, and is then stored on the module, so
+later lookups are ordinary attribute reads.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from collections.abc import Callable
+
+from keras_estimator._src.base import backend_check, missing_names, public_names
+
+_lock = threading.RLock()
+_backend_checked = False
+
+
+def _check_backend_once() -> None:
+    global _backend_checked
+    if not _backend_checked:
+        backend_check.require_tensorflow_backend()
+        _backend_checked = True
+
+
+def getattr_for(module_name: str) -> Callable[[str], object]:
+    """A module `__getattr__` serving `module_name`'s public names lazily.
+
+    Names the table does not hold fall through to `missing_names`, which
+    explains tf.estimator 2.15 names this package lacks.
+    """
+    rows = {row.name: row for row in public_names.entries_in(module_name)}
+    missing = missing_names.getattr_for(module_name)
+    # Public subpackages outside the table's names (`keras_estimator.
+    # feature_column`) are reachable as attributes without their own import.
+    subpackages = {
+        namespace.rpartition(".")[2]
+        for namespace in public_names.NAMESPACES
+        if namespace.rpartition(".")[0] == module_name
+    }
+
+    def __getattr__(name: str) -> object:
+        row = rows.get(name)
+        if row is None and name not in subpackages:
+            return missing(name)
+        with _lock:
+            _check_backend_once()
+            if row is None:
+                value: object = importlib.import_module(f"{module_name}.{name}")
+            else:
+                value = row.resolve()
+            setattr(sys.modules[module_name], name, value)
+        return value
+
+    return __getattr__
+
+
+def __dir__for(module_name: str, module_globals: dict[str, object]) -> Callable[[], list[str]]:
+    """A module `__dir__` listing the public names before they are loaded."""
+    names = public_names.names_in(module_name)
+
+    def __dir__() -> list[str]:
+        return sorted(set(module_globals) | set(names))
+
+    return __dir__

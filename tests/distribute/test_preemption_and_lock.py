@@ -389,3 +389,59 @@ def test_sigterm_before_the_loop_begins_runs_no_step_and_saves(
     assert re.search(
         r"stopped on SIGTERM at step 2; the checkpoint .*-2 was saved", caplog.text
     )
+
+
+def test_process_start_tells_processes_apart():
+    own = _model_dir_lock.process_start(os.getpid())
+    if own is None:
+        pytest.fail("/proc gives no start time here; the pid-reuse check is off")
+    assert own == _model_dir_lock.process_start(os.getpid())
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert _model_dir_lock.process_start(child.pid) not in (None, own)
+    finally:
+        child.kill()
+        child.wait(timeout=60)
+    assert _model_dir_lock.process_start(child.pid) is None  # reaped: gone
+
+
+def test_stale_lock_whose_pid_was_reused_is_taken_over(tmp_path, caplog):
+    # The lock names a live pid (this process), but a process that started
+    # at another time: the holder died and its pid went to someone else.
+    own = _model_dir_lock.process_start(os.getpid())
+    boot_id, _, ticks = own.rpartition(":")
+    reused = {
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "started": f"{boot_id}:{int(ticks) - 1}",
+        "since": "then",
+    }
+    _lock_file(tmp_path).write_text(json.dumps(reused))
+    with caplog.at_level(logging.WARNING, logger="keras_estimator"):
+        _estimator(tmp_path).train(_input_fn(), steps=2)
+    assert re.search(
+        rf"Took over the lock .* no longer running \(host .*, pid {os.getpid()}, "
+        r"since then; that pid now belongs to another process\)",
+        caplog.text,
+    )
+    assert not _lock_file(tmp_path).exists()
+    assert _checkpoint_step(tmp_path) == 2
+
+
+@pytest.mark.parametrize("started", ["same", None])
+def test_lock_of_the_live_holder_is_respected(tmp_path, started):
+    # Its recorded start matches the live process, or it has none (locks
+    # written before start times were recorded): the pid is the holder.
+    holder = {"host": socket.gethostname(), "pid": os.getpid(), "since": "now"}
+    if started == "same":
+        holder["started"] = _model_dir_lock.process_start(os.getpid())
+    _lock_file(tmp_path).write_text(json.dumps(holder))
+    with pytest.raises(ValueError, match=rf"pid {os.getpid()}, since now"):
+        _estimator(tmp_path).train(_input_fn(), steps=1)
+    assert json.loads(_lock_file(tmp_path).read_text()) == holder
+
+
+def test_lock_records_the_holder_start(tmp_path):
+    with _model_dir_lock.held(str(tmp_path)):
+        record = json.loads(_lock_file(tmp_path).read_text())
+    assert record["started"] == _model_dir_lock.process_start(os.getpid())

@@ -3,12 +3,20 @@
 Two trainers writing one model_dir overwrite each other's checkpoints and
 interleave their `checkpoint` state files; tf.estimator let that happen
 silently. `held` creates `model_dir/.keras_estimator.lock` atomically
-(`O_CREAT | O_EXCL`), holding JSON `{"host", "pid", "since", "token"}`, and
-removes it when training ends, also when it raises. A second trainer, in
-another process or in this one, fails at once with a ValueError naming the
-holder. A lock left by a process of this host that is no longer alive is
-taken over with a warning; one from another host cannot be checked and is
-always respected (the error says how to remove it).
+(`O_CREAT | O_EXCL`), holding JSON `{"host", "pid", "started", "since",
+"token"}`, and removes it when training ends, also when it raises. A second
+trainer, in another process or in this one, fails at once with a ValueError
+naming the holder. A lock left by a process of this host that is no longer
+alive is taken over with a warning; one from another host cannot be checked
+and is always respected (the error says how to remove it).
+
+A pid alone does not name a process: after the holder dies its pid can be
+given to another process (or, after a reboot, to anything), and the lock
+would look live forever. `started` records the holder's start as the kernel
+tells it (boot id and start time in clock ticks from `/proc`); a live pid
+whose start differs is another process, and its lock is stale. Where `/proc`
+is not available, or for locks written without `started`, a live pid is
+taken to be the holder.
 
 Covered: model_dirs on a local or mounted file system (what `os.open`
 reaches). URLs (`gs://`, `s3://`, `hdfs://`) have no exclusive create
@@ -70,10 +78,32 @@ def held(model_dir: str) -> Iterator[None]:
         _release(path, record)
 
 
+def process_start(pid: int) -> str | None:
+    """`"<boot id>:<start ticks>"` of process `pid`; None where /proc cannot tell.
+
+    Field 22 of `/proc/<pid>/stat` is the start time in clock ticks since
+    boot; the boot id tells boots apart. The command name (field 2) may hold
+    spaces and parentheses, so fields are counted after its last ')'.
+    """
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as handle:
+            boot_id = handle.read().strip()
+        with open(f"/proc/{pid}/stat") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    # fields[0] is field 3 (state), so field 22 is fields[19].
+    if len(fields) < 20 or not boot_id:
+        return None
+    return f"{boot_id}:{fields[19]}"
+
+
 def _acquire(path: str) -> dict[str, Any]:
     record = {
         "host": socket.gethostname(),
         "pid": os.getpid(),
+        "started": process_start(os.getpid()),
         "since": datetime.datetime.now(datetime.timezone.utc).isoformat(
             timespec="seconds"
         ),
@@ -136,8 +166,17 @@ def _is_dead_local(holder: dict[str, Any]) -> bool:
     except ProcessLookupError:
         return True
     except PermissionError:  # alive, run by another user
-        return False
-    return False
+        pass
+    return _pid_was_reused(holder)
+
+
+def _pid_was_reused(holder: dict[str, Any]) -> bool:
+    """Whether the live process with the holder's pid started after the holder."""
+    recorded = holder.get("started")
+    if not isinstance(recorded, str):
+        return False  # written without a start time: trust the pid
+    current = process_start(holder["pid"])
+    return current is not None and current != recorded
 
 
 def _take_over(path: str, holder: dict[str, Any], record: dict[str, Any]) -> None:
@@ -163,12 +202,26 @@ def _take_over(path: str, holder: dict[str, Any], record: dict[str, Any]) -> Non
         _remove_if_unchanged(guard, record)
     logger.warning(
         "Took over the lock %s of a trainer that is no longer running (host %s, "
-        "pid %s, since %s).",
+        "pid %s, since %s%s).",
         path,
         holder.get("host"),
         holder.get("pid"),
         holder.get("since"),
+        "; that pid now belongs to another process" if _pid_alive(holder) else "",
     )
+
+
+def _pid_alive(holder: dict[str, Any]) -> bool:
+    pid = holder.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _release(path: str, record: dict[str, Any]) -> None:

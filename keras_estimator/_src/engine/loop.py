@@ -93,7 +93,7 @@ def plan_steps(
             steps = callback.steps_until_needed(global_step)
             if steps is not None:
                 needs.append(steps)
-        elif _sees_batches(callback):
+        elif sees_batches(callback):
             needs.append(1)
     return max(min(needs), 0)
 
@@ -108,7 +108,7 @@ _BATCH_METHODS = (
 )
 
 
-def _sees_batches(callback: Any) -> bool:
+def sees_batches(callback: Any) -> bool:
     """Whether a Keras callback overrides any per-batch method.
 
     In its class or on the instance: `keras.callbacks.LambdaCallback` sets

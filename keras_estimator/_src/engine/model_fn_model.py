@@ -26,6 +26,7 @@ from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import input_release as _input_release
 from keras_estimator._src.engine import inputs
 from keras_estimator._src.engine import loop as _loop
+from keras_estimator._src.engine.callback_model import ModelFnView
 from keras_estimator._src.engine.fused_loop import (
     GLOBAL_STEP_KEY,
     LOSS_KEY,
@@ -87,6 +88,7 @@ class ModelFnModel(keras.Model):
         # any (held in a tuple so Keras' attribute tracking leaves it alone).
         self._owner: tuple[Any, ...] = (None,)
         self._build_graphs: tuple[dict[str, Any]] = ({},)
+        self._view: tuple[ModelFnView | None] = (None,)
         self.built = True
 
     # Each mode is built by `build_mode`: Keras' own build at the start of
@@ -189,6 +191,20 @@ class ModelFnModel(keras.Model):
     def last_run_steps(self) -> int:
         """Steps the current call's last run made (0: its input ended)."""
         return self._run.plan.last_run_steps
+
+    def callback_model(self) -> keras.Model:
+        """The Keras model the user's callbacks see (`user_callbacks`).
+
+        A model_fn object that holds a Keras model (`keras_model_fn`'s)
+        names it as `callback_model`; any other model_fn is seen through a
+        `ModelFnView` of its variables, made once.
+        """
+        keras_model = getattr(self._trace.model_fn, "callback_model", None)
+        if isinstance(keras_model, keras.Model):
+            return keras_model
+        if self._view[0] is None:
+            self._view = (ModelFnView(self._store.saveable),)
+        return self._view[0]
 
     # ---- calling the model_fn -----------------------------------------------
     def call_model_fn(

@@ -41,6 +41,7 @@ from keras_estimator._src.engine import ps_training as _ps_training
 from keras_estimator._src.engine.hook_callback import HookCallback, check_hooks
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
 from keras_estimator._src.engine.run_plan import RunPlan
+from keras_estimator._src.engine.user_callbacks import UserCallbacks
 from keras_estimator._src.engine.variable_store import VariableStore
 from keras_estimator._src.export import saved_model as _export
 from keras_estimator._src.hooks import progress as _progress
@@ -291,7 +292,8 @@ class Estimator:
         loop_callbacks: list[Any] = [
             _loop.StopAtStep(state, last_step),
             HookCallback(hooks),
-            *user_callbacks,
+            # The model, params and logs fit would give them (user_callbacks).
+            UserCallbacks(user_callbacks, state, last_step),
             # Reads each run's logs only: fusion and logs stay as they are.
             *([_progress.ProgressBar(start, last_step)] if show_progress else []),
             _preemption.StopOnSigterm(preemption),

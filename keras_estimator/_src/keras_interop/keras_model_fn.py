@@ -11,7 +11,8 @@ model's outputs keyed by output name.
 The model's variables exist before any trace (a Keras model is built once
 and keeps its layers), so the function hands them to the Estimator's
 variable store by name instead of creating them inside a trace: see
-`variables_before_trace`, `step_logs` and `reset_metrics`, which
+`variables_before_trace`, `step_logs`, `reset_metrics` and
+`callback_model` (what Keras callbacks see), which
 `ModelFnModel` looks for on any model_fn. They are kept in the instance's
 `__dict__` (live: bound methods and a dict updated in place), so a wrapper
 made with `functools.wraps(base_fn)`, which copies that `__dict__`, carries
@@ -138,6 +139,9 @@ class KerasModelFn:
             [str, Any], dict[str, tuple[tf.Variable, bool]]
         ] = self._variables_before_trace
         self.reset_metrics: Callable[[], None] = self._reset_metrics
+        # The model Keras callbacks in Estimator.train see: its variables
+        # are the ones the Estimator trains.
+        self.callback_model: keras.Model = model
         self._adopted_modes: set[str] = set()
 
     # ---- the model_fn ------------------------------------------------------------

@@ -1,0 +1,161 @@
+"""The user's Keras callbacks in `Estimator.train`, seeing what `fit` shows them.
+
+Keras' `fit` runs a `ModelFnModel`, a model with no layers and no optimizer
+of its own. The user's callbacks instead see the Keras model behind the
+model_fn (`ModelFnModel.callback_model`): for `model_to_estimator` /
+`keras_model_fn`, the Estimator's compiled copy of the user's model, whose
+variables are the ones training updates; for a model_fn, a view of its
+variables (`callback_model.ModelFnView`). They get `fit`'s params and each run's
+logs, and a stop they ask for through `model.stop_training` stops the loop.
+
+All of them sit in one `UserCallbacks`, at the place of the `callbacks=`
+argument in the loop's list, so the dispatch order stays the loop's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import keras
+
+from keras_estimator._src.base.protocols import PlansFusion, StopsTraining
+from keras_estimator._src.engine import loop_context
+from keras_estimator._src.engine.loop import StepState, sees_batches
+
+
+class UserCallbacks(keras.callbacks.Callback):
+    """Forwards every callback call to the user's callbacks, in their order.
+
+    Args:
+        callbacks: the user's `keras.callbacks.Callback`s.
+        state: the loop's step state (updated when a callback restores the
+            model to another step, as `BackupAndRestore` does).
+        last_step: the global step the call stops at, if known.
+    """
+
+    def __init__(
+        self, callbacks: Sequence[Any], state: StepState, last_step: int | None
+    ) -> None:
+        super().__init__()
+        self.callbacks = list(callbacks)
+        self._state = state
+        self._last_step = last_step
+        self._view: Any = None
+
+    # ---- what the loop asks -----------------------------------------------------
+    def steps_until_needed(self, global_step: int) -> int | None:
+        needs = []
+        for callback in self.callbacks:
+            if isinstance(callback, PlansFusion):
+                need = callback.steps_until_needed(global_step)
+                if need is not None:
+                    needs.append(need)
+            elif sees_batches(callback):
+                needs.append(1)
+        return min(needs) if needs else None
+
+    def steps_until_stop(self, global_step: int) -> int | None:
+        stops = [
+            steps
+            for callback in self.callbacks
+            if isinstance(callback, StopsTraining)
+            and (steps := callback.steps_until_stop(global_step)) is not None
+        ]
+        return min(stops) if stops else None
+
+    # ---- model and params ----------------------------------------------------------
+    def set_model(self, model: Any) -> None:
+        super().set_model(model)
+        view = getattr(model, "callback_model", None)
+        self._view = view() if callable(view) else model
+        for callback in self.callbacks:
+            callback.set_model(self._view)
+
+    def set_params(self, params: dict[str, Any]) -> None:
+        # What `fit(dataset, steps_per_epoch=N, epochs=1)` hands its callbacks.
+        steps = None
+        if self._last_step is not None:
+            steps = self._last_step - self._state.start
+        fit_params = {"verbose": "auto", "epochs": 1, "steps": steps}
+        super().set_params(fit_params)
+        for callback in self.callbacks:
+            callback.set_params(dict(fit_params))
+
+    # ---- forwarding ------------------------------------------------------------------
+    def _forward(self, method: str, *args: Any) -> None:
+        for callback in self.callbacks:
+            getattr(callback, method)(*args)
+        self._pass_stop()
+
+    def _pass_stop(self) -> None:
+        """A stop a callback asked of its model stops the loop."""
+        view = self._view
+        if view is not None and view is not self.model and getattr(view, "stop_training", False):
+            self.model.stop_training = True
+
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        view = self._view
+        if view is not None and view is not self.model:
+            view.stop_training = False
+        before = _restorable_step(view)
+        self._forward("on_train_begin", logs)
+        self._follow_restore(view, before)
+
+    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+        self._forward("on_train_end", logs)
+
+    def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        self._forward("on_epoch_begin", epoch, logs)
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        self._forward("on_epoch_end", epoch, logs)
+
+    def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self._forward("on_train_batch_begin", batch, logs)
+
+    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self._forward("on_train_batch_end", batch, logs)
+
+    def on_test_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self._forward("on_test_begin", logs)
+
+    def on_test_end(self, logs: dict[str, Any] | None = None) -> None:
+        self._forward("on_test_end", logs)
+
+    def on_test_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self._forward("on_test_batch_begin", batch, logs)
+
+    def on_test_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        self._forward("on_test_batch_end", batch, logs)
+
+    # ---- a callback restoring the model ----------------------------------------------
+    def _follow_restore(self, view: Any, before: tuple[int, int] | None) -> None:
+        """Moves the global step with a restore made by a callback at train begin.
+
+        `BackupAndRestore` loads the Keras model's weights and optimizer
+        state; the global step is not among them. Training steps advance the
+        optimizer's `iterations` and the global step together, so the global
+        step moves by as much as the restore moved `iterations`. A model_fn's
+        view restores the global step itself (it saves it with the weights).
+        """
+        context = loop_context.current()
+        if context is None:
+            return
+        after = _restorable_step(view)
+        step = context.global_step()
+        if before is not None and after is not None and after[1] != before[1]:
+            step = before[0] + after[1] - before[1]
+            context.global_step_variable.assign(step)
+        if step != self._state.value:
+            self._state.value = step
+
+
+def _restorable_step(view: Any) -> tuple[int, int] | None:
+    """(global step, the Keras optimizer's iterations) now, if both are known."""
+    context = loop_context.current()
+    optimizer = getattr(view, "optimizer", None)
+    iterations = getattr(optimizer, "iterations", None)
+    if context is None or iterations is None or not isinstance(optimizer, keras.optimizers.Optimizer):
+        return None
+    return context.global_step(), int(keras.ops.convert_to_numpy(iterations))

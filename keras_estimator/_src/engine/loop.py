@@ -123,6 +123,22 @@ def sees_batches(callback: Any) -> bool:
     return any(overridden(name) for name in _BATCH_METHODS)
 
 
+class FinalizeVariables(keras.callbacks.Callback):
+    """Gives the model its final variable values once the steps are done.
+
+    Keras' `fit` calls the optimizer's `finalize_variable_values` after the
+    last epoch's `on_epoch_end` and before `on_train_end` (an optimizer with
+    `use_ema=True` puts the moving averages into the weights there). This
+    callback does the same for the model_fn, last in the list, so the
+    Estimator's final checkpoint (saved in `on_train_end`) holds them.
+    """
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        finalize = getattr(self.model, "finalize_variable_values", None)
+        if finalize is not None:
+            finalize()
+
+
 def run_training(
     model: Any,
     dataset: Any,
@@ -162,7 +178,9 @@ def run_training(
             model,
             dataset,
             epochs=1,
-            callbacks=multi_worker.with_stop_together(model, callbacks),
+            callbacks=multi_worker.with_stop_together(
+                model, [*callbacks, FinalizeVariables()]
+            ),
             **options,
         )
 

@@ -206,6 +206,15 @@ class ModelFnModel(keras.Model):
             self._view = (ModelFnView(self._store.saveable),)
         return self._view[0]
 
+    def finalize_variable_values(self) -> None:
+        """What Keras' `fit` does at the end: a model_fn's `finalize_variable_values`.
+
+        `keras_model_fn`'s calls its optimizer's (EMA weights swapped in).
+        """
+        finalize = getattr(self._trace.model_fn, "finalize_variable_values", None)
+        if finalize is not None:
+            finalize()
+
     # ---- calling the model_fn -----------------------------------------------
     def call_model_fn(
         self,

@@ -11,8 +11,9 @@ model's outputs keyed by output name.
 The model's variables exist before any trace (a Keras model is built once
 and keeps its layers), so the function hands them to the Estimator's
 variable store by name instead of creating them inside a trace: see
-`variables_before_trace`, `step_logs`, `reset_metrics` and
-`callback_model` (what Keras callbacks see), which
+`variables_before_trace`, `step_logs`, `reset_metrics`,
+`finalize_variable_values` and `callback_model` (what Keras callbacks
+see), which
 `ModelFnModel` looks for on any model_fn. They are kept in the instance's
 `__dict__` (live: bound methods and a dict updated in place), so a wrapper
 made with `functools.wraps(base_fn)`, which copies that `__dict__`, carries
@@ -142,6 +143,7 @@ class KerasModelFn:
         # The model Keras callbacks in Estimator.train see: its variables
         # are the ones the Estimator trains.
         self.callback_model: keras.Model = model
+        self.finalize_variable_values: Callable[[], None] = self._finalize_variable_values
         self._adopted_modes: set[str] = set()
 
     # ---- the model_fn ------------------------------------------------------------
@@ -234,6 +236,10 @@ class KerasModelFn:
             keras_trainer.build_keras_training_state(self.model, data_spec)
         self._adopted_modes.add(mode)
         return named_variables(self.model)
+
+    def _finalize_variable_values(self) -> None:
+        """What `fit` does after its last epoch (an EMA optimizer's averages in)."""
+        self.model.optimizer.finalize_variable_values(self.model.trainable_weights)
 
     def _reset_metrics(self) -> None:
         """Starts running means afresh, as Keras does at each fit/evaluate."""

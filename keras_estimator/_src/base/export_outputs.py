@@ -28,6 +28,8 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from keras_estimator._src.tf_internals import deprecation_notices
+
 DEFAULT_SERVING_KEY = tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY
 SUPERVISED_EVAL_METHOD_NAME = "tensorflow/supervised/eval"
 _MAX_REPR = 120
@@ -52,7 +54,8 @@ def _tensor_info(tensor: tf.Tensor) -> Any:
             dtype=tensor.dtype.as_datatype_enum,
             tensor_shape=tensor.shape.as_proto(),
         )
-    return tf.compat.v1.saved_model.build_tensor_info(tensor)
+    with deprecation_notices.quiet():
+        return tf.compat.v1.saved_model.build_tensor_info(tensor)
 
 
 class ExportOutput(abc.ABC):

@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from keras_estimator._src.tf_internals import deprecation_notices
+
 VARIABLE_SCOPE = "boosted_trees"
 ARRAY_NAMES = (
     "split_feature",
@@ -118,7 +120,8 @@ class FeatureLayout:
         for entry in self.entries:
             column = entry.column
             source = column.source_column if entry.kind == "bucketized" else column
-            part = tf.compat.v1.feature_column.input_layer(dict(features), [source])
+            with deprecation_notices.quiet():
+                part = tf.compat.v1.feature_column.input_layer(dict(features), [source])
             parts.append(tf.cast(part, tf.float32))
         return tf.concat(parts, axis=1)
 

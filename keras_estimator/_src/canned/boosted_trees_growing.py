@@ -21,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_estimator._src.canned import boosted_trees_forest as forest_lib
+from keras_estimator._src.tf_internals import deprecation_notices
 
 logger = logging.getLogger("keras_estimator")
 
@@ -147,7 +148,10 @@ def _weights(features: Any, weight_column: Any) -> np.ndarray:
             )
         value = tf.cast(features[weight_column], tf.float32)
     else:
-        value = tf.compat.v1.feature_column.input_layer(dict(features), [weight_column])
+        with deprecation_notices.quiet():
+            value = tf.compat.v1.feature_column.input_layer(
+                dict(features), [weight_column]
+            )
     return np.reshape(value.numpy(), [-1])
 
 

@@ -27,6 +27,7 @@ from keras_estimator._src.head.classification_heads import (
     MultiClassHead,
 )
 from keras_estimator._src.head.regression_heads import RegressionHead
+from keras_estimator._src.tf_internals import deprecation_notices
 from keras_estimator._src.v1_layers import core, dense, normalization
 
 
@@ -35,7 +36,8 @@ def check_features(features: Any, feature_columns: Sequence[Any]) -> None:
     if not isinstance(features, Mapping):
         return  # a single tensor: the columns' own error names the problem
     try:
-        needed = set(tf.feature_column.make_parse_example_spec(list(feature_columns)))
+        with deprecation_notices.quiet():
+            needed = set(tf.feature_column.make_parse_example_spec(list(feature_columns)))
     except (ValueError, TypeError):
         return  # columns without a parse spec are checked when they are built
     missing = sorted(needed - set(features))
@@ -62,7 +64,10 @@ def dnn_logits(
     training = mode == ModeKeys.TRAIN
     with tf.compat.v1.variable_scope("dnn"):
         with tf.compat.v1.variable_scope("input_from_feature_columns"):
-            net = tf.compat.v1.feature_column.input_layer(features, list(feature_columns))
+            with deprecation_notices.quiet():
+                net = tf.compat.v1.feature_column.input_layer(
+                    features, list(feature_columns)
+                )
         for index, units in enumerate(hidden_units):
             net = dense.dense(net, units, activation=activation_fn, name=f"hiddenlayer_{index}")
             if dropout is not None:

@@ -42,6 +42,7 @@ from keras_estimator._src.base.export_outputs import PredictOutput
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.base.session_run_hook import SessionRunArgs, SessionRunHook
 from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.tf_internals import deprecation_notices
 
 SQUARED_EUCLIDEAN_DISTANCE = "squared_euclidean"
 COSINE_DISTANCE = "cosine"
@@ -79,9 +80,10 @@ def input_points(features: Any, feature_columns: Sequence[Any] | None) -> tf.Ten
     """The [N, dim] float32 points: columns' input layer, or features by sorted key."""
     if isinstance(features, Mapping):
         if feature_columns:
-            points = tf.compat.v1.feature_column.input_layer(
-                dict(features), list(feature_columns)
-            )
+            with deprecation_notices.quiet():
+                points = tf.compat.v1.feature_column.input_layer(
+                    dict(features), list(feature_columns)
+                )
         else:
             parts = []
             for key in sorted(features):

@@ -33,6 +33,7 @@ from keras_estimator._src.canned.linear_sdca import (
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
 from keras_estimator._src.head.regression_heads import RegressionHead
+from keras_estimator._src.tf_internals import deprecation_notices
 
 LEARNING_RATE = 0.2
 _COMBINERS = ("sum", "mean", "sqrtn")
@@ -53,7 +54,7 @@ def linear_logits(
 ) -> tf.Tensor:
     """The linear model's logits under 2.15's variable names."""
     check_features(features, feature_columns)
-    with tf.compat.v1.variable_scope("linear"):
+    with tf.compat.v1.variable_scope("linear"), deprecation_notices.quiet():
         return tf.compat.v1.feature_column.linear_model(
             features,
             list(feature_columns),

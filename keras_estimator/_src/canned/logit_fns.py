@@ -23,6 +23,7 @@ from keras_estimator._src.canned.dnn import (
     dnn_logits,
 )
 from keras_estimator._src.canned.linear import check_sparse_combiner
+from keras_estimator._src.tf_internals import deprecation_notices
 
 
 def _check_units(units: Any) -> int:
@@ -78,9 +79,13 @@ def linear_logit_fn_builder(
     check_sparse_combiner(sparse_combiner)
 
     def linear_logit_fn(features: Any) -> tf.Tensor:
-        return tf.compat.v1.feature_column.linear_model(
-            features, list(columns), units=logits_dimension, sparse_combiner=sparse_combiner
-        )
+        with deprecation_notices.quiet():
+            return tf.compat.v1.feature_column.linear_model(
+                features,
+                list(columns),
+                units=logits_dimension,
+                sparse_combiner=sparse_combiner,
+            )
 
     return linear_logit_fn
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import tensorflow as tf
 
+from keras_estimator._src.tf_internals import deprecation_notices
+
 logger = logging.getLogger("keras_estimator")
 
 # Signature input names TF2 keeps as given; others it rewrites
@@ -56,7 +58,8 @@ def signature_defs(
             if receiver_name is not None:
                 name = f"{receiver_name or 'None'}:{name}"
             try:
-                signature_def = export_output.as_signature_def(tensors)
+                with deprecation_notices.quiet():
+                    signature_def = export_output.as_signature_def(tensors)
                 _check_servable(tensors, signature_def, graph)
             except ValueError as error:
                 excluded[name] = str(error)

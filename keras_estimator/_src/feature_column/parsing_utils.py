@@ -16,6 +16,8 @@ from typing import Any
 
 import tensorflow as tf
 
+from keras_estimator._src.tf_internals import deprecation_notices
+
 
 @functools.cache
 def _numeric_column_type() -> type[Any]:
@@ -60,7 +62,7 @@ def classifier_parse_example_spec(
         FixedLenFeature(shape=(1,), dtype=tf.int64, default_value=None)
     """
     return with_label_and_weight(
-        tf.feature_column.make_parse_example_spec(feature_columns),
+        _parse_spec(feature_columns),
         label_key,
         tf.io.FixedLenFeature((1,), label_dtype, label_default),
         weight_column,
@@ -101,7 +103,7 @@ def regressor_parse_example_spec(
         FixedLenFeature(shape=(2,), dtype=tf.float32, default_value=None)
     """
     return with_label_and_weight(
-        tf.feature_column.make_parse_example_spec(feature_columns),
+        _parse_spec(feature_columns),
         label_key,
         tf.io.FixedLenFeature((label_dimension,), label_dtype, label_default),
         weight_column,
@@ -144,3 +146,8 @@ def with_label_and_weight(
         )
     spec.update(weight_column.parse_example_spec)
     return spec
+
+
+def _parse_spec(feature_columns: Any) -> dict[str, Any]:
+    with deprecation_notices.quiet():
+        return tf.feature_column.make_parse_example_spec(feature_columns)

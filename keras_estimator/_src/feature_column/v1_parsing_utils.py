@@ -12,6 +12,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.feature_column.parsing_utils import with_label_and_weight
+from keras_estimator._src.tf_internals import deprecation_notices
 
 
 def classifier_parse_example_spec(
@@ -23,7 +24,7 @@ def classifier_parse_example_spec(
 ) -> dict[str, Any]:
     """`tf.compat.v1.estimator.classifier_parse_example_spec`; see the v2 one."""
     return with_label_and_weight(
-        tf.compat.v1.feature_column.make_parse_example_spec(feature_columns),
+        _parse_spec(feature_columns),
         label_key,
         tf.io.FixedLenFeature((1,), label_dtype, label_default),
         weight_column,
@@ -40,8 +41,13 @@ def regressor_parse_example_spec(
 ) -> dict[str, Any]:
     """`tf.compat.v1.estimator.regressor_parse_example_spec`; see the v2 one."""
     return with_label_and_weight(
-        tf.compat.v1.feature_column.make_parse_example_spec(feature_columns),
+        _parse_spec(feature_columns),
         label_key,
         tf.io.FixedLenFeature((label_dimension,), label_dtype, label_default),
         weight_column,
     )
+
+
+def _parse_spec(feature_columns: Any) -> dict[str, Any]:
+    with deprecation_notices.quiet():
+        return tf.compat.v1.feature_column.make_parse_example_spec(feature_columns)

@@ -36,6 +36,7 @@ from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import loop_context
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
 from keras_estimator._src.engine.run_plan import FetchState, RunPlan
+from keras_estimator._src.tf_internals import default_graph
 
 _HOOK_METHODS = ("begin", "after_create_session", "before_run", "after_run", "end")
 
@@ -75,6 +76,7 @@ class HookCallback(keras.callbacks.Callback):
         self._plan: _fetches.FetchPlan | None = None
         self._session = SessionStandIn()
         self._global_step = 0
+        self._graph: Any = None
 
     @property
     def hooks(self) -> list[Any]:
@@ -103,16 +105,19 @@ class HookCallback(keras.callbacks.Callback):
     # ---- the dispatch points -------------------------------------------------
     def _begin(self, mode: str) -> None:
         self._global_step = self._read_global_step()
-        with self._hook_graph(mode):
+        self._graph = self._hook_graph(mode)
+        with self._graph.as_default():
             for hook in self._hooks:
                 hook.begin()
-        for hook in self._hooks:
-            hook.after_create_session(self._session, None)
+        with self._graph_lookups():
+            for hook in self._hooks:
+                hook.after_create_session(self._session, None)
 
     def _before_run(self) -> None:
         context = SessionRunContext(SessionRunArgs(fetches=None), None)
         context.global_step = self._global_step
-        requests = [hook.before_run(context) for hook in self._hooks]
+        with self._graph_lookups():
+            requests = [hook.before_run(context) for hook in self._hooks]
         plan = _fetches.FetchPlan(requests)
         self._context, self._plan = context, plan
         self._set_request(plan if plan.keys else None)
@@ -134,8 +139,9 @@ class HookCallback(keras.callbacks.Callback):
         if nan_step is None:
             self._check_loss(logs, self._global_step)
         values = self._fetched_values(plan, logs)
-        for hook, results in zip(self._hooks, plan.results(values), strict=True):
-            hook.after_run(context, SessionRunValues(results, None, None))
+        with self._graph_lookups():
+            for hook, results in zip(self._hooks, plan.results(values), strict=True):
+                hook.after_run(context, SessionRunValues(results, None, None))
         self._set_request(None)
         if context.stop_requested:
             self._request_stop()
@@ -149,8 +155,9 @@ class HookCallback(keras.callbacks.Callback):
                 hook.check_loss(float(logs["loss"]), step)
 
     def _end(self) -> None:
-        for hook in self._hooks:
-            hook.end(self._session)
+        with self._graph_lookups():
+            for hook in self._hooks:
+                hook.end(self._session)
 
     # ---- Keras callback methods ----------------------------------------------
     def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
@@ -249,17 +256,35 @@ class HookCallback(keras.callbacks.Callback):
         iterations = getattr(optimizer, "iterations", None)
         return int(iterations.numpy()) if iterations is not None else 0
 
-    @contextlib.contextmanager
-    def _hook_graph(self, mode: str) -> Iterator[None]:
-        """The graph hooks' begin() sees: the model's own when it has one."""
+    def _hook_graph(self, mode: str) -> Any:
+        """The graph hooks see: the model's own for `mode` when it has one.
+
+        Its GLOBAL_STEP collection holds the running loop's step variable, so
+        `tf.compat.v1.train.get_global_step()` returns the variable training
+        advances.
+        """
         graphs = self.model.build_graphs if isinstance(self.model, ModelFnModel) else {}
         graph = graphs.get(mode)
         if graph is None:
             graph = tf.Graph()
         context = loop_context.current()
-        with graph.as_default():
-            if context is not None:
-                step_list = graph.get_collection_ref(tf.compat.v1.GraphKeys.GLOBAL_STEP)
-                if not any(v is context.global_step_variable for v in step_list):
-                    step_list[:] = [context.global_step_variable]
+        if context is not None:
+            step_list = graph.get_collection_ref(tf.compat.v1.GraphKeys.GLOBAL_STEP)
+            if not any(v is context.global_step_variable for v in step_list):
+                step_list[:] = [context.global_step_variable]
+        return graph
+
+    @contextlib.contextmanager
+    def _graph_lookups(self) -> Iterator[None]:
+        """Where hooks run after begin(): lookups answer from begin()'s graph.
+
+        As in a tf.estimator session, `get_global_step()`, `get_collection`
+        and `get_tensor_by_name` find the training graph's objects in every
+        hook method; the hook's own operations still run eagerly.
+        """
+        graph = self._graph
+        if graph is None:
+            yield
+            return
+        with default_graph.lookups_in(graph):
             yield

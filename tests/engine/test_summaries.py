@@ -39,12 +39,14 @@ def test_summaries_every_save_summary_steps(tmp_path):
     est.train(input_fn(X, Y), steps=25)
     events = load(tmp_path)
     tags = events.Tags()
-    # TF2 summaries (loss, model_fn's tf.summary) are tensor events.
-    assert tensor_steps(events, "loss") == [0, 10, 20]
-    assert tensor_steps(events, "v2_mean_feature") == [0, 10, 20]
+    # TF2 summaries (loss, model_fn's tf.summary) are tensor events,
+    # labelled with the step after the one computing them, as tf.estimator
+    # 2.15 labelled them (its run of this program: 1, 11, 21).
+    assert tensor_steps(events, "loss") == [1, 11, 21]
+    assert tensor_steps(events, "v2_mean_feature") == [1, 11, 21]
     # TF1 summaries (simple values, histograms), as TensorBoard's reader
     # migrates them to tensors with their plugin (scalars, histograms).
-    assert tensor_steps(events, "v1_loss_copy") == [0, 10, 20]
+    assert tensor_steps(events, "v1_loss_copy") == [1, 11, 21]
     assert "v1_features" in tags["tensors"]
     plugin = events.SummaryMetadata("v1_features").plugin_data.plugin_name
     assert plugin == "histograms"
@@ -68,7 +70,8 @@ def test_summaries_continue_after_resume(tmp_path):
 
     make().train(input_fn(X, Y), steps=7)
     make().train(input_fn(X, Y), steps=7)
-    assert sorted(tensor_steps(load(tmp_path), "loss")) == [0, 5, 7, 12]
+    # tf.estimator 2.15 wrote this program's losses at 1, 6, 8, 13.
+    assert sorted(tensor_steps(load(tmp_path), "loss")) == [1, 6, 8, 13]
 
 
 def test_no_summaries_when_disabled(tmp_path):
@@ -151,9 +154,45 @@ def test_tensorboard_serves_the_curves(tmp_path):
         assert {"loss", "global_step/sec", "v2_mean_feature", "v1_loss_copy"} <= set(tags["."])
         assert {"accuracy", "loss"} <= set(tags["eval"])
         loss = _get_json(f"{base}/scalars?run=.&tag=loss", deadline)
-        assert [step for _, step, _ in loss] == [0, 10, 20]
+        assert [step for _, step, _ in loss] == [1, 11, 21]
         accuracy = _get_json(f"{base}/scalars?run=eval&tag=accuracy", deadline)
         assert [step for _, step, _ in accuracy] == [25]
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_summary_values_are_the_steps_before_labelled_as_2_15(tmp_path):
+    """2.15 (this model_fn, GradientDescent(0.1), save_summary_steps=5) wrote
+    sum|w| = 0.0, 0.676037, 1.202761 and loss 1.098612, 0.982869, 0.772067 at
+    steps 1, 6, 11: the values the run computed, before its update."""
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [4, 3], initializer=tf.compat.v1.zeros_initializer())
+        logits = tf.matmul(features["x"], w)
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        tf.compat.v1.summary.scalar("wabs", tf.reduce_sum(tf.abs(w)))
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step()
+        )
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(32, 4)).astype("float32")
+    y = (x[:, 0] > 0).astype("int32")
+
+    def data():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(8).repeat()
+
+    est = ke.Estimator(
+        model_fn, model_dir=str(tmp_path), config=ke.RunConfig(save_summary_steps=5)
+    )
+    est.train(data, steps=12)
+    events = load(tmp_path)
+    for tag, expected in (
+        ("wabs", [0.0, 0.676037, 1.202761]),
+        ("loss", [1.098612, 0.982869, 0.772067]),
+    ):
+        assert tensor_steps(events, tag) == [1, 6, 11]
+        values = [float(tf.make_ndarray(e.tensor_proto)) for e in events.Tensors(tag)]
+        np.testing.assert_allclose(values, expected, atol=2e-6)

@@ -10,7 +10,9 @@ import glob
 import json
 import os
 import re
+import signal
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -127,13 +129,14 @@ def test_a_run_is_split_evenly_over_the_workers(planned, workers):
 # ---- whole clusters --------------------------------------------------------------
 
 
-def _run_cluster(tmp_path, *args, kill=None, model_dir=None):
+def _run_cluster(tmp_path, *args, kill=None, model_dir=None, while_waiting=None):
     """Runs one cluster; returns the chief's result, the cluster and model_dir.
 
     Args:
         args: more arguments of `tests/ps_cluster/task.py`.
-        kill: `(task_type, index)` of a task the chief kills (at step 50 unless
-            `--kill_at_step` is in args).
+        kill: `(task_type, index)` of a task the chief kills, or a list of them
+            (at step 50 unless `--kill_at_step` is in args).
+        while_waiting: called with the chief's process while it runs.
         model_dir: default: a new one in tmp_path.
     """
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -144,9 +147,11 @@ def _run_cluster(tmp_path, *args, kill=None, model_dir=None):
     cluster = Cluster(str(tmp_path))
     try:
         cluster.start_servers(task_args)
-        if kill is not None:
-            task_args += ["--kill_pid", str(cluster.processes[kill].pid)]
+        for task in [kill] if isinstance(kill, tuple) else kill or []:
+            task_args += ["--kill_pid", str(cluster.processes[task].pid)]
         chief = cluster.start("chief", 0, task_args)
+        if while_waiting is not None:
+            while_waiting(chief)
         try:
             returncode = chief.wait(timeout=CHIEF_TIMEOUT_SECS)
         except subprocess.TimeoutExpired:
@@ -210,7 +215,7 @@ def test_cluster_trains_checkpoints_and_restores_into_a_plain_estimator(tmp_path
     for task in [("ps", 0), ("worker", 0), ("worker", 1)]:
         assert f"Serving as {task[0]} {task[1]}" in cluster.log(*task)
     assert _checkpoint_steps(model_dir) == [0, 100, 200, 300]
-    assert _summary_steps(model_dir, "loss") == [0, 100, 200]
+    assert _summary_steps(model_dir, "loss") == [1, 101, 201]
     logged = re.findall(r"loss = ([\d.e-]+), step = (\d+)", cluster.log("chief"))
     assert [int(step) for _, step in logged] == [0, 50, 100, 150, 200, 250]
     assert float(logged[-1][0]) < float(logged[0][0])
@@ -289,3 +294,36 @@ def test_a_dead_parameter_server_fails_training_and_a_new_cluster_resumes(tmp_pa
     assert resumed["after"]["global_step"] == 100 + STEPS
     assert resumed["steps_run"] == STEPS
     assert resumed["after"]["accuracy"] >= 0.95
+
+
+def test_sigterm_while_the_chief_waits_for_lost_workers_saves_and_returns(tmp_path):
+    """No worker left: the run never ends, and SIGTERM still saves and returns."""
+    ready = tmp_path / "waiting"
+
+    def sigterm_once_waiting(chief):
+        deadline = time.monotonic() + CHIEF_TIMEOUT_SECS
+        while not ready.exists():
+            assert chief.poll() is None, "the chief ended before the run after the kill"
+            assert time.monotonic() < deadline, "the chief never began the next run"
+            time.sleep(0.1)
+        time.sleep(2)  # the run's functions are scheduled and wait for workers
+        assert chief.poll() is None
+        chief.send_signal(signal.SIGTERM)
+
+    result, cluster, model_dir = _run_cluster(
+        tmp_path,
+        "--ready_file",
+        str(ready),
+        kill=[("worker", 0), ("worker", 1)],
+        while_waiting=sigterm_once_waiting,
+    )
+    assert result["killed_at"] >= 50
+    assert "error" not in result
+    assert "SIGTERM while the run under way waits for workers" in cluster.log("chief")
+    # Training stopped at the step the parameter server holds and saved it.
+    stopped_at = result["after"]["global_step"]
+    assert stopped_at == result["killed_at"]
+    assert _checkpoint_steps(model_dir)[-1] == stopped_at
+    restored = _plain_estimator(model_dir).evaluate(eval_input_fn)
+    assert restored["global_step"] == stopped_at
+    assert restored["loss"] == pytest.approx(result["after"]["loss"], rel=1e-5)

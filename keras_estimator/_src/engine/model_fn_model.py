@@ -375,7 +375,9 @@ class ModelFnModel(keras.Model):
         features, labels = inputs.split_element(data)
         global_step = self._store.global_step()
         step_before = global_step.read_value()
-        spec = self.call_model_fn(features, labels, ModeKeys.TRAIN, step_before)
+        # Summaries are labelled with the step after this one, as
+        # tf.estimator's SummarySaverHook labelled them (1, 6, 11, ...).
+        spec = self.call_model_fn(features, labels, ModeKeys.TRAIN, step_before + 1)
         with tf.control_dependencies(_as_dependencies(spec.train_op)):
             step_after = global_step.read_value()
         # A train_op that does not advance the global step (a Keras optimizer's

@@ -9,8 +9,10 @@ traces model_fn under a default writer for that directory and
 Every other trace records nothing (`record_if(False)`), so the summary calls
 cost nothing in fused runs.
 
-Summaries are written at the global step *before* the step's update: the
-step the loss was computed at, as tf.estimator's curves start at step 0.
+Summaries hold the values the step computed (the loss of its batch, the
+variables before its update) and are labelled with the global step *after*
+it, as tf.estimator's SummarySaverHook labelled them: with
+`save_summary_steps=5`, the first three land at steps 1, 6 and 11.
 
 Each directory has one writer, shared by every trace that writes there and
 alive as long as one of them (or a hook using it) is: the trace graphs hold

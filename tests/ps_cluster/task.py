@@ -104,10 +104,10 @@ class CountSteps(keras.callbacks.Callback):
 
 
 class KillAtStep(ke.SessionRunHook):
-    """Kills a process (a worker or a ps of the cluster) once training passes a step."""
+    """Kills processes (workers or ps of the cluster) once training passes a step."""
 
-    def __init__(self, pid, step):
-        self._pid = pid
+    def __init__(self, pids, step):
+        self._pids = pids
         self._step = step
         self.killed_at = None
 
@@ -116,7 +116,8 @@ class KillAtStep(ke.SessionRunHook):
 
     def after_run(self, run_context, run_values):
         if self.killed_at is None and run_context.global_step >= self._step:
-            os.kill(self._pid, signal.SIGKILL)
+            for pid in self._pids:
+                os.kill(pid, signal.SIGKILL)
             self.killed_at = run_context.global_step
 
 
@@ -134,6 +135,19 @@ class SigtermAtStep(ke.SessionRunHook):
         if self.sent_at is None and run_context.global_step >= self._step:
             self.sent_at = run_context.global_step
             os.kill(os.getpid(), signal.SIGTERM)
+
+
+class TouchWhenWaiting(ke.SessionRunHook):
+    """Creates a file when the first run after a step begins (the test then signals)."""
+
+    def __init__(self, path, step):
+        self._path = path
+        self._step = step
+
+    def before_run(self, run_context):
+        if run_context.global_step >= self._step and not os.path.exists(self._path):
+            with open(self._path, "w"):
+                pass
 
 
 def _exit_when_orphaned(max_lifetime_secs):
@@ -160,9 +174,10 @@ def main():
     parser.add_argument("--train_calls", type=int, default=1)
     parser.add_argument("--finite", action="store_true", help="one epoch per worker")
     parser.add_argument("--result")
-    parser.add_argument("--kill_pid", type=int)
+    parser.add_argument("--kill_pid", type=int, action="append")
     parser.add_argument("--kill_at_step", type=int, default=50)
     parser.add_argument("--sigterm_at_step", type=int)
+    parser.add_argument("--ready_file", help="created when the run after the kill starts")
     parser.add_argument("--max_lifetime_secs", type=float, default=300)
     args = parser.parse_args()
     _exit_when_orphaned(args.max_lifetime_secs)
@@ -187,6 +202,8 @@ def main():
     hooks = []
     if args.kill_pid:
         hooks.append(KillAtStep(args.kill_pid, args.kill_at_step))
+    if args.ready_file:
+        hooks.append(TouchWhenWaiting(args.ready_file, args.kill_at_step))
     sigterm = SigtermAtStep(args.sigterm_at_step) if args.sigterm_at_step else None
     if sigterm is not None:
         hooks.append(sigterm)

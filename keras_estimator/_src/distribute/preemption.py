@@ -23,7 +23,8 @@ Covered:
   same boundary (the stop agreement) and the chief saves; non-chief workers
   only stop. Parameter-server and ps tasks keep the default handler (they
   serve the chief and never return from `train()`); on the chief the
-  scheduling loop stops like the local one.
+  scheduling loop stops like the local one, also while a run waits for lost
+  workers (the run is given up; see `engine/ps_training.py`).
 """
 
 from __future__ import annotations
@@ -80,6 +81,10 @@ class StopOnSigterm(keras.callbacks.Callback):
 
     def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
         self._begun = True
+
+    def requested(self) -> bool:
+        """Whether SIGTERM has arrived (for loops that wait between boundaries)."""
+        return self._preemption.requested
 
     def steps_until_needed(self, global_step: int) -> int | None:
         return 0 if self._begun and self._preemption.requested else None

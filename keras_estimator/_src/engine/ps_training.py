@@ -46,8 +46,11 @@ SIGTERM on the chief (`preemption`) acts at the same boundary: the
 callback list holds `StopOnSigterm`, so `_drive` plans no further run once
 the run under way has joined, hooks' `end` runs (the CheckpointSaverHook
 saves the step reached) and `Estimator.train` returns. A run waiting for a
-lost worker to come back does not reach that boundary. Workers and ps tasks
-keep the default handler: they only serve.
+lost worker to come back (no worker left) would never reach that boundary,
+so the chief waits for a run in a way SIGTERM interrupts: the run is given
+up, the global step is read back from the parameter servers (it counts every
+step a worker applied), and training ends there as at a boundary. Workers and
+ps tasks keep the default handler: they only serve.
 
 Evaluation and prediction are not scheduled: they run on the chief, reading
 the variables from the parameter servers. Checkpoints and summaries are
@@ -72,6 +75,7 @@ import contextlib
 import logging
 import os
 import re
+import threading
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
@@ -80,6 +84,7 @@ import keras
 import tensorflow as tf
 
 from keras_estimator._src.base.tf_config import TaskType
+from keras_estimator._src.distribute import preemption as _preemption
 from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import fused_loop
 from keras_estimator._src.engine import loop as _loop
@@ -293,8 +298,23 @@ def run_training(
     steps.prepare(dataset.element_spec)
     coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
     with _explained_failures(), model.running(RunPlan()):
-        runner = _Runner(coordinator, steps, iter(dataset), store, _num_workers())
+        runner = _Runner(
+            coordinator,
+            steps,
+            iter(dataset),
+            store,
+            _num_workers(),
+            _sigterm_check(callbacks),
+        )
         _drive(model, runner, state, callbacks)
+
+
+def _sigterm_check(callbacks: list[Any]) -> Callable[[], bool] | None:
+    """Whether SIGTERM arrived, from the loop's `StopOnSigterm`, if it has one."""
+    for callback in callbacks:
+        if isinstance(callback, _preemption.StopOnSigterm):
+            return callback.requested
+    return None
 
 
 def _drive(
@@ -316,6 +336,12 @@ def _drive(
         planned, steps_run, run_logs = runner.run(planned, plan.fetches)
         plan.last_run_steps = steps_run
         plan.nan_loss_step = run_logs.pop(NAN_STEP_KEY, None)
+        if runner.abandoned:
+            # No run ended: callbacks see no batch end. Steps workers applied
+            # before they were lost count, so the checkpoint saved on the way
+            # out names the step the variables hold.
+            state.value = runner.global_step_now()
+            break
         if steps_run:
             logs = run_logs
             state.value = int(logs[GLOBAL_STEP_KEY])
@@ -338,13 +364,58 @@ class _Runner:
         iterator: Any,
         store: VariableStore,
         num_workers: int,
+        sigterm: Callable[[], bool] | None = None,
     ) -> None:
         self._coordinator = coordinator
         self._steps = steps
         self._iterator = iterator
         self._store = store
         self._num_workers = num_workers
+        self._sigterm = sigterm
         self._global_step = int(store.global_step().numpy())
+        # A run given up on SIGTERM while the coordinator waited for workers.
+        self.abandoned = False
+
+    def global_step_now(self) -> int:
+        """The global step the parameter servers hold now."""
+        self._global_step = int(self._store.global_step().numpy())
+        return self._global_step
+
+    def _join(self) -> bool:
+        """Waits for the scheduled functions; False if SIGTERM came first.
+
+        `ClusterCoordinator.join` blocks until a lost worker comes back,
+        which may be never; it runs in a thread of its own here, so that the
+        main thread, where the SIGTERM handler runs, can give the run up.
+        Errors of the scheduled functions are raised here as join raises them.
+        """
+        if self._sigterm is None:
+            self._coordinator.join()
+            return True
+        finished = threading.Event()
+        errors: list[BaseException] = []
+
+        def wait() -> None:
+            try:
+                self._coordinator.join()
+            except BaseException as error:  # noqa: BLE001 - re-raised below
+                errors.append(error)
+            finally:
+                finished.set()
+
+        threading.Thread(target=wait, name="ps-join", daemon=True).start()
+        while not finished.wait(0.1):
+            if self._sigterm():
+                logger.warning(
+                    "SIGTERM while the run under way waits for workers of the "
+                    "parameter-server cluster: the run is given up, and training "
+                    "stops at the global step the parameter servers hold."
+                )
+                self.abandoned = True
+                return False
+        if errors:
+            raise errors[0]
+        return True
 
     def run(self, planned: int, fetches: Any) -> tuple[int, int, dict[str, Any]]:
         """One run: (steps planned, steps run, logs).
@@ -370,7 +441,8 @@ class _Runner:
             )
             for size in sizes
         ]
-        self._coordinator.join()
+        if not self._join():
+            return 0, {}
         results = [value.fetch() for value in remote]
         ran = [(int(count), dict(logs)) for count, logs in results if int(count) > 0]
         nan_steps = [int(logs.pop(NAN_STEP_KEY)) for _, logs in ran]
@@ -391,7 +463,8 @@ class _Runner:
         function = self._steps.fetching(request)
         remote = self._coordinator.schedule(function, args=(self._iterator,))
         try:
-            self._coordinator.join()
+            if not self._join():
+                return 0, {}
         except tf.errors.OutOfRangeError:
             return 0, {}
         logs = dict(remote.fetch())

@@ -122,6 +122,7 @@ def save(
     Returns:
         The checkpoint's path prefix.
     """
+    started = time.time()
     _remove_leftovers(model_dir)
     name = f"{CHECKPOINT_BASENAME}-{global_step}"
     prefix = os.path.join(model_dir, name)
@@ -143,7 +144,7 @@ def save(
         delete_old_dirs=True,
     )
     _reached("files_written")
-    dropped = _record(model_dir, name, policy)
+    dropped = _record(model_dir, name, policy, started)
     _reached("state_written")
     for old in dropped:
         _delete_checkpoint(model_dir, old)
@@ -151,8 +152,14 @@ def save(
     return prefix
 
 
-def _record(model_dir: str, name: str, policy: RetentionPolicy) -> list[str]:
-    """Lists `name` as the newest checkpoint; returns the names to delete."""
+def _record(
+    model_dir: str, name: str, policy: RetentionPolicy, started: float
+) -> list[str]:
+    """Lists `name` as the newest checkpoint; returns the names to delete.
+
+    `started` is when this save began: a new state file's preservation clock
+    starts just before it (see `_orphans`).
+    """
     files = _listdir(model_dir)
     try:
         state = _read_state(model_dir)
@@ -163,7 +170,8 @@ def _record(model_dir: str, name: str, policy: RetentionPolicy) -> list[str]:
     now = time.time()
     paths: list[str] = []
     stamps: list[float] = []
-    last_preserved = now
+    # A second of margin: file times come from a coarser clock than time.time().
+    last_preserved = started - 1.0
     if state is not None:
         for entry, stamp in zip(state.paths, state.stamps, strict=True):
             local = _local_name(model_dir, entry)
@@ -184,8 +192,43 @@ def _record(model_dir: str, name: str, policy: RetentionPolicy) -> list[str]:
                 last_preserved = stamp
                 continue
             dropped.append(old)
+        dropped += _orphans(model_dir, files, paths, dropped, last_preserved)
     _write_state(model_dir, paths, stamps, last_preserved)
     return dropped
+
+
+def _orphans(
+    model_dir: str,
+    files: set[str],
+    kept: list[str],
+    dropped: list[str],
+    last_preserved: float,
+) -> list[str]:
+    """Checkpoints an earlier save dropped but was killed before deleting.
+
+    Such a checkpoint is complete, unlisted, and older than the oldest one
+    kept. A checkpoint preserved by `keep_every_n_hours` is too, but its
+    files were written no later than `last_preserved` (the time recorded for
+    the newest preserved one, or the start of the first save): only those
+    written after it are taken for orphans. Exact names of this package's
+    own `model.ckpt-<step>` files only.
+    """
+    oldest = min((s for s in map(_step_in_name, kept) if s is not None), default=None)
+    if oldest is None:
+        return []
+    orphans = []
+    for step in sorted(_steps_present(files)):
+        name = f"{CHECKPOINT_BASENAME}-{step}"
+        if step >= oldest or name in kept or name in dropped or not _complete(files, name):
+            continue
+        try:
+            written = _mtime(os.path.join(model_dir, name + ".index"))
+        except tf.errors.NotFoundError:
+            continue
+        if written > last_preserved:
+            logger.info("Removing %s, dropped by an interrupted save.", name)
+            orphans.append(name)
+    return orphans
 
 
 def _write_state(

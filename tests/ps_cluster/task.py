@@ -99,8 +99,11 @@ class CountSteps(keras.callbacks.Callback):
         return None
 
     def on_train_batch_end(self, batch, logs=None):
-        self.steps_run += self.model.last_run_steps
-        self.global_steps.append(int(logs["global_step"]))
+        # A Keras callback sees the model_fn's variables (ModelFnView), not
+        # the loop's model: steps are counted by the global step it reports.
+        step = int(logs["global_step"])
+        self.steps_run += step - (self.global_steps[-1] if self.global_steps else 0)
+        self.global_steps.append(step)
 
 
 class KillAtStep(ke.SessionRunHook):

@@ -71,7 +71,7 @@ def test_regression_heads_losses():
 @pytest.mark.parametrize(
     "make, match",
     [
-        (lambda: ke.MultiClassHead(2), "n_classes > 2"),
+        (lambda: ke.MultiClassHead(2), "n_classes must be > 2: 2"),
         (lambda: ke.MultiClassHead(3, label_vocabulary=["a", "b"]), "3 distinct"),
         (lambda: ke.BinaryClassHead(thresholds=[1.5]), r"\(0, 1\)"),
         (lambda: ke.RegressionHead(label_dimension=0), "label_dimension"),
@@ -85,8 +85,13 @@ def test_bad_head_arguments_are_refused(make, match):
 
 def test_labels_out_of_range_fail_with_the_range():
     head = ke.MultiClassHead(3)
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[0, 3\)"):
+    with pytest.raises(ValueError, match=r"Labels must be <= 3 - 1"):
         head.loss(np.array([[3]]), LOGITS3[:1])
+    with pytest.raises(ValueError, match=r"Labels must be >= 0"):
+        head.loss(np.array([[-1]]), LOGITS3[:1])
+    traced = tf.function(lambda labels: head.loss(labels, LOGITS3[:1]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Labels must be <= n_classes - 1"):
+        traced(tf.constant([[3]]))
 
 
 def test_string_labels_need_a_vocabulary():

@@ -189,7 +189,7 @@ def test_loss_fn_gets_multi_hot_labels_and_features():
         (lambda: MultiLabelHead(3, classes_for_class_based_metrics=[3]), r"\[0, 2\]"),
         (lambda: MultiLabelHead(3, classes_for_class_based_metrics=["a"]), "label_vocabulary"),
         (lambda: MultiLabelHead(3, loss_reduction="mean"), "loss_reduction"),
-        (lambda: MultiLabelHead(3, loss_fn=lambda y, x: x), r"\(labels, logits\)"),
+        (lambda: MultiLabelHead(3, loss_fn=lambda y, x: x), "loss_fn must contain argument: labels"),
     ],
 )
 def test_bad_arguments_are_refused(make, match):
@@ -202,7 +202,7 @@ def test_bad_labels_and_logits_are_refused():
     logits = np.zeros((2, 3), np.float32)
     with pytest.raises(ValueError, match=r"labels must have shape \[batch, n_classes=3\]"):
         head.loss(np.array([[1, 0], [0, 1]]), logits)
-    with pytest.raises(ValueError, match=r"logits must have shape \[batch, n_classes=3\]"):
+    with pytest.raises(ValueError, match=r"logits shape must be \[D0, D1, ... DN, logits_dim"):
         head.loss(np.array([[1, 0, 0]]), np.zeros((1, 2), np.float32))
     with pytest.raises(tf.errors.InvalidArgumentError, match="multi-hot tensor of 0s and 1s"):
         head.loss(np.array([[2, 0, 0], [0, 1, 0]]), logits)

@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from keras_estimator._src.base.estimator_spec import EstimatorSpec
 from keras_estimator._src.base.mode_keys import ModeKeys
+from keras_estimator._src.head import head_inputs
 
 SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
 SUM = "sum"
@@ -128,13 +129,19 @@ class Head:
 class WeightedHead(Head):
     """What the single heads share: a name, example weights, the reduced loss.
 
-    Subclasses set `_name`, `_weight_column` and `_loss_reduction` and
-    implement `unreduced_loss(labels, logits)` (one loss per label value).
+    Subclasses set `_name`, `_weight_column`, `_loss_reduction` and
+    `_loss_fn`, and implement `processed_labels(labels, logits)` (labels
+    checked against the logits, in the form the loss takes) and
+    `unweighted_loss(labels, logits, features)` (one loss per position).
+    Logits are `[D0, ... DN, logits_dimension]`; see `head_inputs`.
     """
 
     _name: str | None
     _weight_column: Any
     _loss_reduction: str
+    _loss_fn: Callable[..., Any] | None = None
+    # Whether example weights may also be given per logit ([D0..DN, dimension]).
+    _per_logit_weights = False
 
     @property
     def name(self) -> str | None:
@@ -144,12 +151,37 @@ class WeightedHead(Head):
     def loss_reduction(self) -> str:
         return self._loss_reduction
 
-    def unreduced_loss(self, labels: Any, logits: Any) -> tf.Tensor:
+    def checked_logits(self, logits: Any) -> tf.Tensor:
+        return head_inputs.check_logits(logits, self.logits_dimension)
+
+    def processed_labels(self, labels: Any, logits: tf.Tensor) -> tf.Tensor:
+        raise NotImplementedError
+
+    def unweighted_loss(self, labels: tf.Tensor, logits: tf.Tensor, features: Any) -> tf.Tensor:
         raise NotImplementedError
 
     def weights(self, features: Any, logits: Any) -> tf.Tensor:
-        """Each example's weight from `weight_column` (1 without one)."""
-        return example_weights(features, self._weight_column, tf.shape(logits)[0])
+        """Example weights from `weight_column`, broadcastable against the loss.
+
+        `[D0, ... DN, 1]` (or per logit where the head allows it); ones
+        without a weight column.
+        """
+        logits = self.checked_logits(logits)
+        weights = head_inputs.example_weights(
+            features, self._weight_column, logits, self._per_logit_weights
+        )
+        if isinstance(weights, float):
+            return tf.ones_like(logits[..., :1])
+        return weights
+
+    def loss_and_weights(
+        self, labels: Any, logits: Any, features: Any
+    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
+        """Checked logits, processed labels, unweighted loss and weights."""
+        logits = self.checked_logits(logits)
+        labels = self.processed_labels(labels, logits)
+        unweighted = self.unweighted_loss(labels, logits, features)
+        return logits, labels, unweighted, self.weights(features, logits)
 
     def loss(
         self,
@@ -159,13 +191,35 @@ class WeightedHead(Head):
         mode: str | None = None,
         regularization_losses: Sequence[Any] | None = None,
     ) -> tf.Tensor:
-        unreduced = self.unreduced_loss(labels, logits)
-        loss = reduce_loss(unreduced, self.weights(features, logits), self._loss_reduction)
+        _, _, unweighted, weights = self.loss_and_weights(labels, logits, features)
+        loss = head_inputs.weighted_loss(unweighted, weights, self._loss_reduction)
         return add_regularization(loss, regularization_losses)
+
+    def call_loss_fn(
+        self, labels: tf.Tensor, logits: tf.Tensor, features: Any, loss_dimension: int = 1
+    ) -> tf.Tensor:
+        assert self._loss_fn is not None
+        return head_inputs.call_loss_fn(self._loss_fn, labels, logits, features, loss_dimension)
 
     def key(self, metric: str) -> str:
         """A metric's key: `<metric>/<name>` for a named head."""
         return f"{metric}/{self._name}" if self._name else metric
+
+    def regularization_metrics(
+        self, regularization_losses: Sequence[Any] | None
+    ) -> dict[str, Any]:
+        """`regularization_loss`, when regularization losses are given."""
+        if not regularization_losses:
+            return {}
+        return {self.key("regularization_loss"): mean_metric("regularization_loss")}
+
+    def update_regularization_metric(
+        self, eval_metrics: dict[str, Any], regularization_losses: Sequence[Any] | None
+    ) -> None:
+        if regularization_losses:
+            eval_metrics[self.key("regularization_loss")].update_state(
+                tf.add_n([tf.cast(r, tf.float32) for r in regularization_losses])
+            )
 
 
 def check_head(head: Any) -> Head:
@@ -185,29 +239,6 @@ def check_loss_reduction(loss_reduction: Any) -> str:
             f"tf.losses.Reduction), got {loss_reduction!r}."
         )
     return str(loss_reduction)
-
-
-def example_weights(features: Any, weight_column: Any, batch_size: Any) -> tf.Tensor:
-    """Each example's weight, shape [batch, 1]: 1 without a weight column."""
-    if weight_column is None:
-        return tf.ones([batch_size, 1], tf.float32)
-    key = weight_column if isinstance(weight_column, str) else weight_column.key
-    if not isinstance(features, Mapping) or key not in features:
-        available = sorted(features) if isinstance(features, Mapping) else type(features).__name__
-        raise ValueError(
-            f"weight_column {key!r} is not among the features {available}. Add it "
-            "to the features input_fn returns, or leave weight_column out."
-        )
-    weights = tf.cast(features[key], tf.float32)
-    return tf.reshape(weights, [-1, 1])
-
-
-def reduce_loss(unreduced: tf.Tensor, weights: tf.Tensor, loss_reduction: str) -> tf.Tensor:
-    """The weighted training loss: summed, or divided by the number of elements."""
-    weighted = tf.reduce_sum(unreduced * weights)
-    if loss_reduction == SUM:
-        return weighted
-    return weighted / tf.cast(tf.size(unreduced), tf.float32)
 
 
 def add_regularization(loss: tf.Tensor, regularization_losses: Sequence[Any] | None) -> tf.Tensor:

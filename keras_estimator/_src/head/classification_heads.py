@@ -19,7 +19,7 @@ import keras
 import tensorflow as tf
 
 from keras_estimator._src.base import export_outputs
-from keras_estimator._src.head import base_head
+from keras_estimator._src.head import base_head, head_inputs
 from keras_estimator._src.head.base_head import (
     CLASSIFY_SERVING_KEY,
     DEFAULT_SERVING_KEY,
@@ -39,14 +39,19 @@ ALL_CLASSES = "all_classes"
 class MultiClassHead(base_head.WeightedHead):
     """Softmax cross-entropy over `n_classes` classes.
 
+    Logits are `[D0, ... DN, n_classes]` (a batch, or a batch of sequences);
+    labels `[D0, ... DN, 1]` or `[D0, ... DN]`; weights `[D0, ... DN]` or
+    `[D0, ... DN, 1]`.
+
     Args:
         n_classes: at least 3 (use `BinaryClassHead` for 2).
         weight_column: a feature key (or numeric column) giving example weights.
         label_vocabulary: the string labels, in class-id order; without it,
-            labels are class ids in `[0, n_classes)`.
+            labels are integer class ids in `[0, n_classes)`.
         loss_reduction: "sum_over_batch_size" (default) or "sum".
-        loss_fn: `loss_fn(labels, logits)` returning unreduced [batch, 1]
-            losses, instead of the softmax cross-entropy.
+        loss_fn: `loss_fn(labels, logits[, features])` returning unreduced
+            `[D0, ... DN, 1]` losses from int64 class ids, instead of the
+            softmax cross-entropy.
         name: prefixes the metric keys (`<metric>/<name>`) when given.
     """
 
@@ -61,45 +66,58 @@ class MultiClassHead(base_head.WeightedHead):
     ) -> None:
         if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes <= 2:
             raise ValueError(
-                f"MultiClassHead needs n_classes > 2, got {n_classes!r}. For two "
-                "classes use BinaryClassHead."
+                f"n_classes must be > 2: {n_classes!r}. MultiClassHead needs at least "
+                "3 classes; for two use BinaryClassHead."
             )
         self._n_classes = n_classes
         self._weight_column = weight_column
         self._vocabulary = _check_vocabulary(label_vocabulary, n_classes)
         self._loss_reduction = base_head.check_loss_reduction(loss_reduction)
-        self._loss_fn = loss_fn
+        self._loss_fn = head_inputs.check_loss_fn(loss_fn)
         self._name = name
 
     @property
     def logits_dimension(self) -> int:
         return self._n_classes
 
-    def _label_ids(self, labels: Any) -> tf.Tensor:
-        return _label_ids(labels, self._vocabulary, self._n_classes)
+    def processed_labels(self, labels: Any, logits: tf.Tensor) -> tf.Tensor:
+        """Class ids, int64 `[D0, ... DN, 1]`, checked to be in range."""
+        labels = head_inputs.check_labels(labels, logits, 1)
+        if self._vocabulary is None:
+            if not labels.dtype.is_integer:
+                hint = (
+                    " Give label_vocabulary for string labels."
+                    if labels.dtype == tf.string
+                    else " Cast them to integers in input_fn."
+                )
+                raise ValueError(
+                    f"Labels dtype should be integer. Instead got {labels.dtype.name}."
+                    + hint
+                )
+            ids = tf.cast(labels, tf.int64)
+        else:
+            ids = _vocabulary_ids(labels, self._vocabulary)
+        return head_inputs.check_label_range(ids, self._n_classes)
 
-    def unreduced_loss(self, labels: Any, logits: Any) -> tf.Tensor:
-        ids = self._label_ids(labels)
+    def unweighted_loss(self, labels: tf.Tensor, logits: tf.Tensor, features: Any) -> tf.Tensor:
         if self._loss_fn is not None:
-            return tf.reshape(tf.cast(self._loss_fn(ids, logits), tf.float32), [-1, 1])
+            return self.call_loss_fn(labels, logits, features)
         loss = tf.nn.sparse_softmax_cross_entropy_with_logits(
-            labels=tf.reshape(ids, [-1]), logits=tf.cast(logits, tf.float32)
+            labels=labels[..., 0], logits=logits
         )
-        return tf.reshape(loss, [-1, 1])
+        return loss[..., tf.newaxis]
 
     def predictions(self, logits: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
-        logits = tf.cast(logits, tf.float32)
-        class_ids = tf.argmax(logits, axis=-1)[:, tf.newaxis]
-        batch = tf.shape(logits)[0]
-        all_ids = tf.tile(tf.range(self._n_classes, dtype=tf.int32)[tf.newaxis], [batch, 1])
-        names = _class_names(self._vocabulary, self._n_classes)
+        _check_keys(keys, _MULTI_CLASS_KEYS)
+        logits = self.checked_logits(logits)
+        class_ids = tf.argmax(logits, axis=-1)[..., tf.newaxis]
         predictions = {
             LOGITS: logits,
             PROBABILITIES: tf.nn.softmax(logits),
             CLASS_IDS: class_ids,
-            CLASSES: tf.gather(names, class_ids),
-            ALL_CLASS_IDS: all_ids,
-            ALL_CLASSES: tf.tile(names[tf.newaxis], [batch, 1]),
+            CLASSES: _classes(class_ids, self._vocabulary, self._n_classes),
+            ALL_CLASS_IDS: _all_class_ids(logits, self._n_classes),
+            ALL_CLASSES: _all_classes(logits, self._vocabulary, self._n_classes),
         }
         return _select(predictions, keys)
 
@@ -107,6 +125,7 @@ class MultiClassHead(base_head.WeightedHead):
         return {
             self.key("average_loss"): base_head.mean_metric("average_loss"),
             self.key("accuracy"): keras.metrics.Accuracy(name="accuracy"),
+            **self.regularization_metrics(regularization_losses),
         }
 
     def update_metrics(
@@ -117,13 +136,13 @@ class MultiClassHead(base_head.WeightedHead):
         labels: Any,
         regularization_losses: Sequence[Any] | None = None,
     ) -> dict[str, Any]:
-        weights = self.weights(features, logits)
-        unreduced = self.unreduced_loss(labels, logits)
-        eval_metrics[self.key("average_loss")].update_state(unreduced, weights)
-        class_ids = tf.argmax(tf.cast(logits, tf.float32), axis=-1)[:, tf.newaxis]
-        eval_metrics[self.key("accuracy")].update_state(
-            self._label_ids(labels), class_ids, weights
+        logits, ids, unweighted, weights = self.loss_and_weights(labels, logits, features)
+        eval_metrics[self.key("average_loss")].update_state(
+            *head_inputs.flat(unweighted, weights)
         )
+        class_ids = tf.argmax(logits, axis=-1)[..., tf.newaxis]
+        eval_metrics[self.key("accuracy")].update_state(*head_inputs.flat(ids, weights, class_ids))
+        self.update_regularization_metric(eval_metrics, regularization_losses)
         return eval_metrics
 
     def export_outputs(self, predictions: Mapping[str, Any]) -> dict[str, Any]:
@@ -137,19 +156,24 @@ class MultiClassHead(base_head.WeightedHead):
         }
 
 
-
 class BinaryClassHead(base_head.WeightedHead):
     """Sigmoid cross-entropy on one logit per example.
+
+    Logits are `[D0, ... DN, 1]`; labels `[D0, ... DN, 1]` or `[D0, ... DN]`:
+    0 or 1, or soft labels (any float in [0, 1], used as the sigmoid
+    cross-entropy's target, as in tf.estimator 2.15), or with
+    `label_vocabulary` the two class names.
 
     Args:
         weight_column: a feature key (or numeric column) giving example weights.
         thresholds: extra probability thresholds for accuracy, precision and
             recall (each in (0, 1)); 0.5 is always used.
         label_vocabulary: the two string labels, negative first; without it,
-            labels are 0 or 1.
+            labels are numbers in [0, 1].
         loss_reduction: "sum_over_batch_size" (default) or "sum".
-        loss_fn: `loss_fn(labels, logits)` returning unreduced [batch, 1]
-            losses, instead of the sigmoid cross-entropy.
+        loss_fn: `loss_fn(labels, logits[, features])` returning unreduced
+            `[D0, ... DN, 1]` losses from float labels, instead of the sigmoid
+            cross-entropy.
         name: prefixes the metric keys (`<metric>/<name>`) when given.
     """
 
@@ -166,44 +190,50 @@ class BinaryClassHead(base_head.WeightedHead):
         for threshold in self._thresholds:
             if not 0.0 < threshold < 1.0:
                 raise ValueError(
-                    f"BinaryClassHead thresholds must be in (0, 1), got {threshold!r} "
-                    f"in {list(thresholds or ())}."
+                    f"thresholds not in (0, 1): {threshold!r} in "
+                    f"{list(thresholds or ())}. Give probabilities strictly between 0 and 1."
                 )
         self._weight_column = weight_column
         self._vocabulary = _check_vocabulary(label_vocabulary, 2)
         self._loss_reduction = base_head.check_loss_reduction(loss_reduction)
-        self._loss_fn = loss_fn
+        self._loss_fn = head_inputs.check_loss_fn(loss_fn)
         self._name = name
 
     @property
     def logits_dimension(self) -> int:
         return 1
 
-    def _labels01(self, labels: Any) -> tf.Tensor:
-        return tf.cast(_label_ids(labels, self._vocabulary, 2), tf.float32)
+    def processed_labels(self, labels: Any, logits: tf.Tensor) -> tf.Tensor:
+        """Float labels `[D0, ... DN, 1]` in [0, 1] (soft labels kept as they are)."""
+        labels = head_inputs.check_labels(labels, logits, 1)
+        if self._vocabulary is not None:
+            labels = _vocabulary_ids(labels, self._vocabulary)
+        elif labels.dtype == tf.string:
+            raise ValueError(
+                "Labels are strings but no label_vocabulary was given. Pass "
+                "label_vocabulary=[negative, positive], or 0/1 labels."
+            )
+        labels = tf.cast(labels, tf.float32)
+        return head_inputs.check_label_range(labels, 2)
 
-    def unreduced_loss(self, labels: Any, logits: Any) -> tf.Tensor:
-        labels01 = self._labels01(labels)
-        logits = tf.reshape(tf.cast(logits, tf.float32), [-1, 1])
+    def unweighted_loss(self, labels: tf.Tensor, logits: tf.Tensor, features: Any) -> tf.Tensor:
         if self._loss_fn is not None:
-            return tf.reshape(tf.cast(self._loss_fn(labels01, logits), tf.float32), [-1, 1])
-        return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels01, logits=logits)
+            return self.call_loss_fn(labels, logits, features)
+        return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
 
     def predictions(self, logits: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
-        logits = tf.reshape(tf.cast(logits, tf.float32), [-1, 1])
-        logistic = tf.sigmoid(logits)
+        _check_keys(keys, _BINARY_KEYS)
+        logits = self.checked_logits(logits)
         two_logits = tf.concat([tf.zeros_like(logits), logits], axis=-1)
-        class_ids = tf.argmax(two_logits, axis=-1)[:, tf.newaxis]
-        batch = tf.shape(logits)[0]
-        names = _class_names(self._vocabulary, 2)
+        class_ids = tf.argmax(two_logits, axis=-1)[..., tf.newaxis]
         predictions = {
             LOGITS: logits,
-            LOGISTIC: logistic,
+            LOGISTIC: tf.sigmoid(logits),
             PROBABILITIES: tf.nn.softmax(two_logits),
             CLASS_IDS: class_ids,
-            CLASSES: tf.gather(names, class_ids),
-            ALL_CLASS_IDS: tf.tile(tf.range(2, dtype=tf.int32)[tf.newaxis], [batch, 1]),
-            ALL_CLASSES: tf.tile(names[tf.newaxis], [batch, 1]),
+            CLASSES: _classes(class_ids, self._vocabulary, 2),
+            ALL_CLASS_IDS: _all_class_ids(logits, 2),
+            ALL_CLASSES: _all_classes(logits, self._vocabulary, 2),
         }
         return _select(predictions, keys)
 
@@ -216,10 +246,12 @@ class BinaryClassHead(base_head.WeightedHead):
             key("recall"): keras.metrics.Recall(name="recall"),
             key("prediction/mean"): base_head.mean_metric("prediction/mean"),
             key("label/mean"): base_head.mean_metric("label/mean"),
+            key("accuracy_baseline"): AccuracyBaseline(name="accuracy_baseline"),
             key("auc"): keras.metrics.AUC(num_thresholds=200, curve="ROC", name="auc"),
             key("auc_precision_recall"): keras.metrics.AUC(
                 num_thresholds=200, curve="PR", name="auc_precision_recall"
             ),
+            **self.regularization_metrics(regularization_losses),
         }
         for threshold in self._thresholds:
             suffix = f"positive_threshold_{threshold:g}"
@@ -243,31 +275,26 @@ class BinaryClassHead(base_head.WeightedHead):
         regularization_losses: Sequence[Any] | None = None,
     ) -> dict[str, Any]:
         key = self.key
-        weights = self.weights(features, logits)
-        labels01 = self._labels01(labels)
-        predictions = self.predictions(logits)
-        logistic = predictions[LOGISTIC]
-        class_ids = tf.cast(predictions[CLASS_IDS], tf.float32)
-        eval_metrics[key("average_loss")].update_state(
-            self.unreduced_loss(labels, logits), weights
-        )
-        eval_metrics[key("accuracy")].update_state(labels01, class_ids, weights)
-        eval_metrics[key("precision")].update_state(labels01, class_ids, weights)
-        eval_metrics[key("recall")].update_state(labels01, class_ids, weights)
-        eval_metrics[key("prediction/mean")].update_state(logistic, weights)
-        label_mean = eval_metrics[key("label/mean")]
-        label_mean.update_state(labels01, weights)
-        eval_metrics[key("auc")].update_state(labels01, logistic, weights)
-        eval_metrics[key("auc_precision_recall")].update_state(labels01, logistic, weights)
+        logits, labels01, unweighted, weights = self.loss_and_weights(labels, logits, features)
+        logistic = tf.sigmoid(logits)
+        class_ids = tf.cast(logits > 0.0, tf.float32)
+        flat = head_inputs.flat
+        eval_metrics[key("average_loss")].update_state(*flat(unweighted, weights))
+        for metric in ("accuracy", "precision", "recall"):
+            eval_metrics[key(metric)].update_state(*flat(labels01, weights, class_ids))
+        eval_metrics[key("prediction/mean")].update_state(*flat(logistic, weights))
+        eval_metrics[key("label/mean")].update_state(*flat(labels01, weights))
+        eval_metrics[key("accuracy_baseline")].update_state(*flat(labels01, weights))
+        for metric in ("auc", "auc_precision_recall"):
+            eval_metrics[key(metric)].update_state(*flat(labels01, weights, logistic))
+        self.update_regularization_metric(eval_metrics, regularization_losses)
         for threshold in self._thresholds:
             suffix = f"positive_threshold_{threshold:g}"
             for metric in ("accuracy", "precision", "recall"):
-                eval_metrics[key(f"{metric}/{suffix}")].update_state(labels01, logistic, weights)
-        ops = dict(eval_metrics)
-        # The accuracy of always predicting the more frequent label.
-        mean = label_mean.result()
-        ops[key("accuracy_baseline")] = (tf.maximum(mean, 1.0 - mean), mean)
-        return ops
+                eval_metrics[key(f"{metric}/{suffix}")].update_state(
+                    *flat(labels01, weights, logistic)
+                )
+        return eval_metrics
 
     def export_outputs(self, predictions: Mapping[str, Any]) -> dict[str, Any]:
         classification = export_outputs.ClassificationOutput(
@@ -280,6 +307,34 @@ class BinaryClassHead(base_head.WeightedHead):
             PREDICT_SERVING_KEY: export_outputs.PredictOutput(dict(predictions)),
         }
 
+
+class AccuracyBaseline(keras.metrics.Metric):
+    """The accuracy of always predicting the more frequent label.
+
+    `max(mean, 1 - mean)` of the weighted label mean: updated with the same
+    labels and weights as `label/mean`.
+    """
+
+    def __init__(self, name: str = "accuracy_baseline", dtype: Any = None) -> None:
+        super().__init__(name=name, dtype=dtype)
+        self.total = self.add_variable(shape=(), initializer="zeros", name="total")
+        self.count = self.add_variable(shape=(), initializer="zeros", name="count")
+
+    def update_state(self, labels: Any, sample_weight: Any = None) -> None:
+        labels = tf.cast(labels, tf.float32)
+        if sample_weight is None:
+            sample_weight = tf.ones_like(labels)
+        weights = tf.broadcast_to(tf.cast(sample_weight, tf.float32), tf.shape(labels))
+        self.total.assign_add(tf.reduce_sum(labels * weights))
+        self.count.assign_add(tf.reduce_sum(weights))
+
+    def result(self) -> Any:
+        total, count = tf.convert_to_tensor(self.total), tf.convert_to_tensor(self.count)
+        return tf.math.divide_no_nan(tf.maximum(total, count - total), count)
+
+    def reset_state(self) -> None:
+        self.total.assign(0.0)
+        self.count.assign(0.0)
 
 
 def _check_vocabulary(vocabulary: Sequence[str] | None, n_classes: int) -> tuple[str, ...] | None:
@@ -298,61 +353,53 @@ def _check_vocabulary(vocabulary: Sequence[str] | None, n_classes: int) -> tuple
     return tuple(vocabulary)
 
 
-def _class_names(vocabulary: tuple[str, ...] | None, n_classes: int) -> tf.Tensor:
+def _vocabulary_ids(labels: tf.Tensor, vocabulary: tuple[str, ...]) -> tf.Tensor:
+    """String labels as int64 ids in `vocabulary`; -1 (refused later) if absent."""
+    if labels.dtype != tf.string:
+        raise ValueError(
+            f"Labels dtype should be string if there is a vocabulary. Instead got "
+            f"{labels.dtype.name}. Pass string labels, or leave label_vocabulary out."
+        )
+    matches = tf.equal(labels[..., tf.newaxis], tf.constant(vocabulary))
+    ids = tf.argmax(tf.cast(matches, tf.int32), axis=-1, output_type=tf.int64)
+    return tf.where(tf.reduce_any(matches, axis=-1), ids, tf.constant(-1, tf.int64))
+
+
+def _classes(
+    class_ids: tf.Tensor, vocabulary: tuple[str, ...] | None, n_classes: int
+) -> tf.Tensor:
+    if vocabulary is None:
+        return tf.strings.as_string(class_ids)
+    return tf.gather(tf.constant(vocabulary), class_ids)
+
+
+def _all_class_ids(logits: tf.Tensor, n_classes: int) -> tf.Tensor:
+    # One row per example of D0, as in 2.15 (also for sequence logits).
+    return tf.tile(tf.range(n_classes)[tf.newaxis], [tf.shape(logits)[0], 1])
+
+
+def _all_classes(
+    logits: tf.Tensor, vocabulary: tuple[str, ...] | None, n_classes: int
+) -> tf.Tensor:
     names = vocabulary or tuple(str(i) for i in range(n_classes))
-    return tf.constant(names, tf.string)
+    return tf.tile(tf.constant(names)[tf.newaxis], [tf.shape(logits)[0], 1])
 
 
-def _label_ids(labels: Any, vocabulary: tuple[str, ...] | None, n_classes: int) -> tf.Tensor:
-    """Labels as class ids, shape [batch, 1]; ids out of range fail the step."""
-    if labels is None:
-        raise ValueError(
-            "The head needs labels in TRAIN and EVAL mode, got None. Return "
-            "(features, labels) from input_fn."
-        )
-    labels = tf.convert_to_tensor(labels)
-    labels = tf.reshape(labels, [-1, 1])
-    if vocabulary is not None:
-        if labels.dtype != tf.string:
+_MULTI_CLASS_KEYS = (LOGITS, PROBABILITIES, CLASS_IDS, CLASSES, ALL_CLASS_IDS, ALL_CLASSES)
+_BINARY_KEYS = (LOGITS, LOGISTIC, *_MULTI_CLASS_KEYS[1:])
+
+
+def _check_keys(keys: Sequence[str] | None, valid: Sequence[str]) -> None:
+    for key in keys or ():
+        if key not in valid:
             raise ValueError(
-                f"With label_vocabulary the labels must be strings, got {labels.dtype.name} "
-                "labels. Pass string labels, or leave label_vocabulary out for ids."
+                f"Prediction key must be in PredictionKeys, given: {key!r}. Valid "
+                f"prediction keys include {list(valid)}."
             )
-        matches = tf.equal(labels, tf.constant(vocabulary))
-        check = tf.debugging.assert_equal(
-            tf.reduce_any(matches, axis=-1),
-            True,
-            message=f"Labels must be in label_vocabulary {list(vocabulary)}.",
-        )
-        with tf.control_dependencies([check]):
-            return tf.argmax(tf.cast(matches, tf.int32), axis=-1, output_type=tf.int64)[
-                :, tf.newaxis
-            ]
-    if labels.dtype == tf.string:
-        raise ValueError(
-            "Labels are strings but no label_vocabulary was given. Pass "
-            "label_vocabulary=[...] (the class names in id order), or integer ids."
-        )
-    if labels.dtype.is_floating and n_classes > 2:
-        raise ValueError(
-            f"Class labels must be integers, got {labels.dtype.name}. Cast them in "
-            "input_fn."
-        )
-    ids = tf.cast(labels, tf.int64)
-    check = tf.debugging.assert_less(
-        ids,
-        tf.constant(n_classes, tf.int64),
-        message=f"Labels must be class ids in [0, {n_classes}) (n_classes).",
-    )
-    check_low = tf.debugging.assert_non_negative(
-        ids, message=f"Labels must be class ids in [0, {n_classes}) (n_classes)."
-    )
-    with tf.control_dependencies([check, check_low]):
-        return tf.identity(ids)
 
 
 def _select(predictions: dict[str, Any], keys: Sequence[str] | None) -> dict[str, Any]:
-    if keys is None:
+    if not keys:
         return predictions
     unknown = sorted(set(keys) - set(predictions))
     if unknown:

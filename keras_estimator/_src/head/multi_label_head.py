@@ -24,8 +24,7 @@ import keras
 import tensorflow as tf
 
 from keras_estimator._src.base import export_outputs
-from keras_estimator._src.base.fn_args import accepts_kwargs, fn_args
-from keras_estimator._src.head import base_head
+from keras_estimator._src.head import base_head, head_inputs
 from keras_estimator._src.head.base_head import (
     CLASSIFY_SERVING_KEY,
     DEFAULT_SERVING_KEY,
@@ -85,7 +84,7 @@ class MultiLabelHead(base_head.WeightedHead):
         self._thresholds = _check_thresholds(thresholds)
         self._vocabulary = _check_vocabulary(label_vocabulary, n_classes)
         self._loss_reduction = base_head.check_loss_reduction(loss_reduction)
-        self._loss_fn = _check_loss_fn(loss_fn)
+        self._loss_fn = head_inputs.check_loss_fn(loss_fn)
         self._class_ids = _class_ids_for_metrics(
             classes_for_class_based_metrics, self._vocabulary, n_classes
         )
@@ -131,28 +130,19 @@ class MultiLabelHead(base_head.WeightedHead):
             labels = tf.SparseTensor(labels.indices, ids, labels.dense_shape)
         return tf.cast(tf.sparse.to_indicator(labels, self._n_classes), tf.int64)
 
-    def unreduced_loss(self, labels: Any, logits: Any, features: Any = None) -> tf.Tensor:
-        logits = _check_logits(logits, self._n_classes)
-        multi_hot = self.multi_hot_labels(labels, logits)
+    def checked_logits(self, logits: Any) -> tf.Tensor:
+        return _check_logits(logits, self._n_classes)
+
+    def processed_labels(self, labels: Any, logits: tf.Tensor) -> tf.Tensor:
+        return self.multi_hot_labels(labels, logits)
+
+    def unweighted_loss(self, labels: tf.Tensor, logits: tf.Tensor, features: Any) -> tf.Tensor:
         if self._loss_fn is not None:
-            return _call_loss_fn(self._loss_fn, multi_hot, logits, features)
+            return self.call_loss_fn(labels, logits, features)
         per_class = tf.nn.sigmoid_cross_entropy_with_logits(
-            labels=tf.cast(multi_hot, tf.float32), logits=logits
+            labels=tf.cast(labels, tf.float32), logits=logits
         )
         return tf.reduce_mean(per_class, axis=-1, keepdims=True)
-
-    def loss(
-        self,
-        labels: Any,
-        logits: Any,
-        features: Any = None,
-        mode: str | None = None,
-        regularization_losses: Sequence[Any] | None = None,
-    ) -> tf.Tensor:
-        unreduced = self.unreduced_loss(labels, logits, features)
-        weights = self.weights(features, logits)
-        loss = base_head.reduce_loss(unreduced, weights, self._loss_reduction)
-        return base_head.add_regularization(loss, regularization_losses)
 
     def predictions(self, logits: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
         if keys:
@@ -182,8 +172,7 @@ class MultiLabelHead(base_head.WeightedHead):
                 num_thresholds=200, curve="PR", name="auc_precision_recall"
             ),
         }
-        if regularization_losses:
-            metrics[key("regularization_loss")] = base_head.mean_metric("regularization_loss")
+        metrics.update(self.regularization_metrics(regularization_losses))
         for threshold in self._thresholds:
             metrics.update(_threshold_metrics(threshold, key))
         for class_id in self._class_ids:
@@ -204,35 +193,29 @@ class MultiLabelHead(base_head.WeightedHead):
         regularization_losses: Sequence[Any] | None = None,
     ) -> dict[str, Any]:
         key = self.key
-        logits = _check_logits(logits, self._n_classes)
-        multi_hot = self.multi_hot_labels(labels, logits)
-        weights = self.weights(features, logits)
+        logits, multi_hot, unweighted, weights = self.loss_and_weights(labels, logits, features)
+        flat = head_inputs.flat
         probabilities = tf.sigmoid(logits)
-        eval_metrics[key("average_loss")].update_state(
-            self.unreduced_loss(labels, logits, features), weights
-        )
+        eval_metrics[key("average_loss")].update_state(*flat(unweighted, weights))
         for metric in ("auc", "auc_precision_recall"):
-            eval_metrics[key(metric)].update_state(multi_hot, probabilities, weights)
-        if regularization_losses:
-            eval_metrics[key("regularization_loss")].update_state(
-                tf.add_n(list(regularization_losses))
-            )
+            eval_metrics[key(metric)].update_state(*flat(multi_hot, weights, probabilities))
+        self.update_regularization_metric(eval_metrics, regularization_losses)
         for threshold in self._thresholds:
             suffix = f"positive_threshold_{threshold:g}"
             for metric in ("accuracy", "precision", "recall"):
                 eval_metrics[key(f"{metric}/{suffix}")].update_state(
-                    multi_hot, probabilities, weights
+                    *flat(multi_hot, weights, probabilities)
                 )
         for class_id in self._class_ids:
             label = self._class_label(class_id)
             class_probabilities = probabilities[..., class_id : class_id + 1]
             class_labels = multi_hot[..., class_id : class_id + 1]
             eval_metrics[key(f"probability_mean/{label}")].update_state(
-                class_probabilities, tf.broadcast_to(weights, tf.shape(class_probabilities))
+                *flat(class_probabilities, weights)
             )
             for metric in ("auc", "auc_precision_recall"):
                 eval_metrics[key(f"{metric}/{label}")].update_state(
-                    class_labels, class_probabilities, weights
+                    *flat(class_labels, weights, class_probabilities)
                 )
         return eval_metrics
 
@@ -276,33 +259,6 @@ def _check_vocabulary(vocabulary: Sequence[str] | None, n_classes: int) -> tuple
     return tuple(vocabulary)
 
 
-def _check_loss_fn(loss_fn: Callable[..., Any] | None) -> Callable[..., Any] | None:
-    if loss_fn is None:
-        return None
-    args = set(fn_args(loss_fn))
-    if not {"labels", "logits"} <= args or args - {"labels", "logits", "features"}:
-        raise ValueError(
-            f"loss_fn must take (labels, logits) or (labels, logits, features), got a "
-            f"function of {sorted(args)}. Rename its parameters accordingly."
-        )
-    return loss_fn
-
-
-def _call_loss_fn(
-    loss_fn: Callable[..., Any], labels: tf.Tensor, logits: tf.Tensor, features: Any
-) -> tf.Tensor:
-    kwargs: dict[str, Any] = {"labels": labels, "logits": logits}
-    if "features" in fn_args(loss_fn) or accepts_kwargs(loss_fn):
-        kwargs["features"] = features
-    loss = tf.cast(loss_fn(**kwargs), tf.float32)
-    if loss.shape.rank is not None and loss.shape.rank > 0 and loss.shape[-1] not in (None, 1):
-        raise ValueError(
-            f"loss_fn must return unreduced losses of shape [batch, 1], got shape "
-            f"{loss.shape}. Reduce over the classes inside loss_fn."
-        )
-    return tf.reshape(loss, [-1, 1])
-
-
 def _class_ids_for_metrics(
     classes: Sequence[int | str] | None, vocabulary: tuple[str, ...] | None, n_classes: int
 ) -> tuple[int, ...]:
@@ -329,14 +285,7 @@ def _class_ids_for_metrics(
 
 
 def _check_logits(logits: Any, n_classes: int) -> tf.Tensor:
-    logits = tf.cast(logits, tf.float32)
-    rank = logits.shape.rank
-    if (rank is not None and rank < 2) or logits.shape[-1] not in (None, n_classes):
-        raise ValueError(
-            f"MultiLabelHead logits must have shape [batch, n_classes={n_classes}], got "
-            f"shape {logits.shape}. Make the model's last layer {n_classes} units wide."
-        )
-    return logits
+    return head_inputs.check_logits(logits, n_classes)
 
 
 def _check_multi_hot(labels: tf.Tensor) -> tf.Tensor:

@@ -14,7 +14,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.base import export_outputs
-from keras_estimator._src.head import base_head
+from keras_estimator._src.head import base_head, head_inputs
 from keras_estimator._src.head.base_head import (
     DEFAULT_SERVING_KEY,
     PREDICT_SERVING_KEY,
@@ -28,6 +28,10 @@ LOGITS = "logits"
 class RegressionHead(base_head.WeightedHead):
     """Mean squared error on `label_dimension` values per example.
 
+    Logits and labels are `[D0, ... DN, label_dimension]` (labels may drop a
+    last dimension of 1); weights `[D0, ... DN]`, `[D0, ... DN, 1]`, or one
+    per label value, `[D0, ... DN, label_dimension]`.
+
     Args:
         label_dimension: values per label (the logits' last dimension).
         weight_column: a feature key (or numeric column) giving example weights.
@@ -37,6 +41,8 @@ class RegressionHead(base_head.WeightedHead):
         inverse_link_fn: maps logits to predictions (e.g. `tf.exp`).
         name: prefixes the metric keys (`<metric>/<name>`) when given.
     """
+
+    _per_logit_weights = True
 
     def __init__(
         self,
@@ -54,7 +60,7 @@ class RegressionHead(base_head.WeightedHead):
         self._label_dimension = label_dimension
         self._weight_column = weight_column
         self._loss_reduction = base_head.check_loss_reduction(loss_reduction)
-        self._loss_fn = loss_fn
+        self._loss_fn = head_inputs.check_loss_fn(loss_fn)
         self._inverse_link_fn = inverse_link_fn
         self._name = name
 
@@ -62,46 +68,44 @@ class RegressionHead(base_head.WeightedHead):
     def logits_dimension(self) -> int:
         return self._label_dimension
 
-    def _labels(self, labels: Any) -> tf.Tensor:
-        if labels is None:
-            raise ValueError(
-                "RegressionHead needs labels in TRAIN and EVAL mode, got None. Return "
-                "(features, labels) from input_fn."
-            )
-        labels = tf.convert_to_tensor(labels)
+    def processed_labels(self, labels: Any, logits: tf.Tensor) -> tf.Tensor:
+        """Float labels `[D0, ... DN, label_dimension]`."""
+        labels = head_inputs.check_labels(labels, logits, self._label_dimension)
         if labels.dtype == tf.string:
-            raise ValueError("Regression labels must be numbers, got string labels.")
-        return tf.reshape(tf.cast(labels, tf.float32), [-1, self._label_dimension])
+            raise ValueError(
+                "Regression labels must be numbers, got string labels. Convert them "
+                "in input_fn (tf.strings.to_number)."
+            )
+        return tf.cast(labels, tf.float32)
 
-    def _logits(self, logits: Any) -> tf.Tensor:
-        return tf.reshape(tf.cast(logits, tf.float32), [-1, self._label_dimension])
-
-    def unreduced_loss(self, labels: Any, logits: Any) -> tf.Tensor:
-        labels, logits = self._labels(labels), self._logits(logits)
+    def unweighted_loss(self, labels: tf.Tensor, logits: tf.Tensor, features: Any) -> tf.Tensor:
         if self._loss_fn is not None:
-            return tf.cast(self._loss_fn(labels, logits), tf.float32)
+            return self.call_loss_fn(labels, logits, features, self._label_dimension)
         return tf.math.squared_difference(logits, labels)
 
     def predictions(self, logits: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
-        logits = self._logits(logits)
+        logits = self.checked_logits(logits)
         if self._inverse_link_fn is None:
             predictions = {PREDICTIONS: logits}
         else:
             predictions = {PREDICTIONS: self._inverse_link_fn(logits), LOGITS: logits}
-        if keys is None:
+        if not keys:
             return predictions
         unknown = sorted(set(keys) - set(predictions))
         if unknown:
             raise ValueError(
-                f"Unknown prediction keys {unknown}; this head predicts {sorted(predictions)}."
+                f"Prediction key must be in PredictionKeys, given: {unknown}. This head "
+                f"predicts {sorted(predictions)}."
             )
         return {k: predictions[k] for k in keys}
 
     def metrics(self, regularization_losses: Sequence[Any] | None = None) -> dict[str, Any]:
-        return {
+        metrics = {
             self.key(name): base_head.mean_metric(name)
             for name in ("average_loss", "prediction/mean", "label/mean")
         }
+        metrics.update(self.regularization_metrics(regularization_losses))
+        return metrics
 
     def update_metrics(
         self,
@@ -111,14 +115,13 @@ class RegressionHead(base_head.WeightedHead):
         labels: Any,
         regularization_losses: Sequence[Any] | None = None,
     ) -> dict[str, Any]:
-        weights = self.weights(features, logits)
-        eval_metrics[self.key("average_loss")].update_state(
-            self.unreduced_loss(labels, logits), weights
-        )
-        eval_metrics[self.key("prediction/mean")].update_state(
-            self.predictions(logits)[PREDICTIONS], weights
-        )
-        eval_metrics[self.key("label/mean")].update_state(self._labels(labels), weights)
+        logits, labels, unweighted, weights = self.loss_and_weights(labels, logits, features)
+        flat = head_inputs.flat
+        eval_metrics[self.key("average_loss")].update_state(*flat(unweighted, weights))
+        predictions = self.predictions(logits)[PREDICTIONS]
+        eval_metrics[self.key("prediction/mean")].update_state(*flat(predictions, weights))
+        eval_metrics[self.key("label/mean")].update_state(*flat(labels, weights))
+        self.update_regularization_metric(eval_metrics, regularization_losses)
         return eval_metrics
 
     def export_outputs(self, predictions: Mapping[str, Any]) -> dict[str, Any]:

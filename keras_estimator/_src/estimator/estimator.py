@@ -455,12 +455,29 @@ class Estimator:
         return results
 
     def _write_eval_summary(self, results: dict[str, Any], name: str | None) -> None:
-        writer = tf.summary.create_file_writer(self.eval_dir(name))
-        with writer.as_default():
-            for key, value in results.items():
-                if key != "global_step" and np.ndim(value) == 0:
-                    tf.summary.scalar(key, value, step=results["global_step"])
-        writer.close()
+        """Writes the metrics to the eval dir; on a write failure, warns instead.
+
+        The metrics are computed by then: a model_dir that cannot be written
+        (read-only, full) costs the summary, not the results.
+        """
+        eval_dir = self.eval_dir(name)
+        try:
+            writer = tf.summary.create_file_writer(eval_dir)
+            with writer.as_default():
+                for key, value in results.items():
+                    if key != "global_step" and np.ndim(value) == 0:
+                        tf.summary.scalar(key, value, step=results["global_step"])
+            writer.close()
+        except (OSError, tf.errors.OpError) as error:
+            message = (
+                f"The evaluation summary could not be written to {eval_dir!r} "
+                f"({type(error).__name__}: {getattr(error, 'message', error)}); the "
+                "metrics are returned but TensorBoard and exporters reading "
+                "eval events will not see them. Make the directory writable, or "
+                "evaluate with an Estimator whose model_dir is writable."
+            )
+            logger.warning("%s", message)
+            warnings.warn(message, stacklevel=3)
 
     # ---- predict --------------------------------------------------------------
     @input_release.closed_at_exit

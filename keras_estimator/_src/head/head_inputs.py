@@ -135,9 +135,11 @@ def check_label_range(labels: tf.Tensor, n_classes: int) -> tf.Tensor:
         tf.debugging.assert_less_equal(
             labels,
             tf.cast(n_classes - 1, labels.dtype),
-            message=f"Labels must be <= n_classes - 1 (n_classes={n_classes})",
+            message=f"Labels must be <= n_classes - 1: class ids in [0, {n_classes})",
         ),
-        tf.debugging.assert_non_negative(labels, message="Labels must be >= 0"),
+        tf.debugging.assert_non_negative(
+            labels, message=f"Labels must be >= 0: class ids in [0, {n_classes})"
+        ),
     ]
     with tf.control_dependencies(checks):
         return tf.identity(labels)

@@ -171,9 +171,14 @@ def test_bad_settings_are_rejected_on_construction(make, error, message):
         make()
 
 
-def test_estimator_rejects_other_warm_start_from_types():
+@pytest.mark.parametrize("error", [ValueError, TypeError])
+def test_estimator_rejects_other_warm_start_from_types(error):
+    # 2.15: ValueError "warm_start_from must be a string or a WarmStartSettings,
+    # instead got <class 'int'>"; this package raised TypeError before.
     with pytest.raises(
-        TypeError, match=r"warm_start_from must be .*WarmStartSettings, got int"
+        error,
+        match=r"warm_start_from must be a string or a WarmStartSettings, instead got "
+        r"<class 'int'>: 3\. Pass a checkpoint path",
     ):
         ke.Estimator(iris_model_fn, warm_start_from=3)
 

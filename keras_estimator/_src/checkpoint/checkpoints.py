@@ -290,6 +290,26 @@ def _is_leftover(file: str, files: set[str]) -> bool:
 
 
 # ---- reading model_dir -------------------------------------------------------
+def checkpoint_path_argument(value: Any, name: str = "checkpoint_path") -> str | None:
+    """A `checkpoint_path` argument as a str (None stays None).
+
+    Takes what tf.estimator 2.15 took (str, bytes) and path objects.
+
+    Raises:
+        TypeError: `value` is of another type (2.15's type and first phrase).
+    """
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, os.PathLike)):
+        path = os.fspath(value)
+        return path.decode("utf-8") if isinstance(path, bytes) else path
+    raise TypeError(
+        f"Expected binary or unicode string, got {value!r} ({type(value).__name__}) "
+        f"as {name}. Pass the checkpoint's path prefix as a str, such as "
+        "'<model_dir>/model.ckpt-100', or None for the latest checkpoint."
+    )
+
+
 def latest(model_dir: str) -> str | None:
     """The newest checkpoint prefix in `model_dir`, or None if it has none.
 

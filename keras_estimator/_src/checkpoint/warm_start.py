@@ -210,7 +210,7 @@ def as_settings(warm_start_from: Any) -> WarmStartSettings | None:
         The settings, or None for no warm start.
 
     Raises:
-        TypeError: `warm_start_from` is of another type.
+        ValueError: `warm_start_from` is of another type (also a TypeError).
     """
     if warm_start_from is None or isinstance(warm_start_from, WarmStartSettings):
         return warm_start_from
@@ -221,11 +221,20 @@ def as_settings(warm_start_from: Any) -> WarmStartSettings | None:
             logger.info("Warm-starting from the SavedModel at %s.", path)
             path = saved_model_variables
         return WarmStartSettings(path)
-    raise TypeError(
-        "warm_start_from must be a checkpoint path, a model directory or a "
-        f"keras_estimator.WarmStartSettings, got {type(warm_start_from).__name__}: "
-        f"{warm_start_from!r}."
+    raise WarmStartFromTypeError(
+        "warm_start_from must be a string or a WarmStartSettings, instead got "
+        f"{type(warm_start_from)}: {warm_start_from!r}. Pass a checkpoint path, a "
+        "model directory, a SavedModel directory or a "
+        "keras_estimator.WarmStartSettings."
     )
+
+
+class WarmStartFromTypeError(ValueError, TypeError):
+    """`warm_start_from` of another type.
+
+    A ValueError as in tf.estimator 2.15, and a TypeError as this package
+    raised before.
+    """
 
 
 def warm_start(

@@ -418,6 +418,7 @@ class Estimator:
             The eval metrics, `loss` (mean over batches) and `global_step`.
         """
         check_steps(steps, None)
+        checkpoint_path = _checkpoint.checkpoint_path_argument(checkpoint_path)
         user_hooks = check_hooks(hooks)
         user_callbacks = _check_callbacks(callbacks)
         # A HookCallback among the callbacks (how Model.fit takes hooks, and
@@ -497,6 +498,7 @@ class Estimator:
         Keras' predict loop (`on_predict_begin`, then per batch
         `on_predict_batch_begin` / `on_predict_batch_end`, then `on_predict_end`).
         """
+        checkpoint_path = _checkpoint.checkpoint_path_argument(checkpoint_path)
         user_hooks = check_hooks(hooks)
         user_callbacks = _check_callbacks(callbacks)
         # A HookCallback among the callbacks (how Model.fit takes hooks, and
@@ -634,7 +636,7 @@ class Estimator:
             The export directory, as bytes.
         """
         path = _export.resolve_checkpoint(
-            checkpoint_path,
+            _checkpoint.checkpoint_path_argument(checkpoint_path),
             self.latest_checkpoint(),
             self._model_dir,
             self._warm_start_from.ckpt_to_initialize_from

@@ -115,7 +115,7 @@ class MultiHead(base_head.Head):
         dimensions = [head.logits_dimension for head in self._heads]
         if logits.shape.rank is not None and logits.shape[-1] not in (None, sum(dimensions)):
             raise ValueError(
-                f"Cannot split logits of shape {logits.shape} among the heads {self._names} "
+                f"Could not split logits of shape {logits.shape} among the heads {self._names} "
                 f"with logits dimensions {dimensions}: the last dimension must be "
                 f"{sum(dimensions)}."
             )

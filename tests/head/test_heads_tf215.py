@@ -5,7 +5,8 @@ The expected values are 2.15's own, recorded by
 labels, per-dimension regression weights, a normalized weight column and
 sequence (rank-3) logits; random cases of legal shapes (weights absent,
 ``[D0..DN]``, ``[D0..DN, 1]`` or per logit, labels with or without their
-last dimension, regularization losses) for one property per head.
+last dimension, label vocabularies, named heads, regularization losses, and
+MultiHeads of two such heads) for one property per head.
 """
 
 import json
@@ -22,7 +23,7 @@ import keras_estimator as ke
 _FIXTURE = pathlib.Path(__file__).parents[1] / "fixtures" / "tf215_heads.json"
 CASES = json.loads(_FIXTURE.read_text())["cases"]
 NAMED = [case for case in CASES if not case["name"].startswith("random_")]
-_DTYPES = {"float32": np.float32, "int64": np.int64}
+_DTYPES = {"float32": np.float32, "int64": np.int64, "string": np.bytes_}
 TOLERANCE = {"rtol": 1e-6, "atol": 1e-6}
 
 
@@ -37,6 +38,16 @@ def _head(case, reduction):
             )
     common = {"weight_column": weight_column, "loss_reduction": reduction}
     kind = case["head"]
+    if kind == "multi_head":
+        heads = [_head(dict(part, weights=case.get("weights")), reduction)
+                 for part in case["heads"]]
+        return ke.MultiHead(heads, head_weights=case.get("head_weights"))
+    if case.get("name_"):
+        common["name"] = case["name_"]
+    if case.get("vocabulary"):
+        common["label_vocabulary"] = case["vocabulary"]
+    if kind == "logistic":
+        return ke.LogisticRegressionHead(**common)
     if kind == "binary":
         return ke.BinaryClassHead(thresholds=case.get("thresholds"), **common)
     if kind == "multi_class":
@@ -51,7 +62,13 @@ def _head(case, reduction):
 
 def _inputs(case):
     logits = np.asarray(case["logits"], np.float32)
-    labels = np.asarray(case["labels"], _DTYPES[case["labels_dtype"]])
+    if case["head"] == "multi_head":
+        labels = {
+            part["name_"]: np.asarray(part["labels"], _DTYPES[part["labels_dtype"]])
+            for part in case["heads"]
+        }
+    else:
+        labels = np.asarray(case["labels"], _DTYPES[case["labels_dtype"]])
     features = {"x": np.zeros([logits.shape[0], 1], np.float32)}
     if case.get("weights") is not None:
         features["w"] = np.asarray(case["weights"], np.float32)
@@ -73,11 +90,19 @@ def _assert_head_matches_2_15(case):
     for key, want in expected["metrics"].items():
         got = float(metrics[key].result())
         np.testing.assert_allclose(got, want, **TOLERANCE, err_msg=key)
-    predictions = head.predictions(logits)
+    predictions = {
+        "/".join(key) if isinstance(key, tuple) else key: value
+        for key, value in head.predictions(logits).items()
+    }
     for key, want in expected["predictions"].items():
         np.testing.assert_allclose(
             np.asarray(predictions[key]), np.asarray(want), **TOLERANCE, err_msg=key
         )
+    for key, want in expected["string_predictions"].items():
+        np.testing.assert_array_equal(
+            np.asarray(predictions[key]).astype(str), np.asarray(want), err_msg=key
+        )
+    assert sorted(predictions) == sorted([*expected["predictions"], *expected["string_predictions"]])
 
 
 @pytest.mark.parametrize("case", NAMED, ids=[case["name"] for case in NAMED])
@@ -111,6 +136,16 @@ def test_poisson_regression_head_equals_2_15_on_random_inputs(case):
 
 @given(case=_random("multi_label"))
 def test_multi_label_head_equals_2_15_on_random_inputs(case):
+    _assert_head_matches_2_15(case)
+
+
+@given(case=_random("logistic"))
+def test_logistic_regression_head_equals_2_15_on_random_inputs(case):
+    _assert_head_matches_2_15(case)
+
+
+@given(case=_random("multi_head"))
+def test_multi_head_equals_2_15_on_random_inputs(case):
     _assert_head_matches_2_15(case)
 
 

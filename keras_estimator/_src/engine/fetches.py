@@ -102,7 +102,12 @@ def resolve(
             resolved[key] = tf.constant(_OPERATION_DONE)
         elif key in variables:
             variable_name = key[len(_VARIABLE_PREFIX) :]
-            resolved[key] = tf.identity(earlier.get(variable_name, variables[key]))
+            # A hook made by the model_fn holds the building trace's stand-in;
+            # the store's variable of that name is the one training updates.
+            variable = variable_named(variable_name)
+            if variable is None:
+                variable = variables[key]
+            resolved[key] = tf.identity(earlier.get(variable_name, variable))
         elif named_variable is not None and (":" not in key or key.endswith(":0")):
             resolved[key] = tf.identity(earlier.get(name, named_variable))
         elif key.startswith(_OPERATION_PREFIX):

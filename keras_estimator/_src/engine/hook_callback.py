@@ -59,6 +59,30 @@ def check_hooks(hooks: Any, name: str = "hooks") -> list[Any]:
     return list(hooks)
 
 
+class LoopSession(SessionStandIn):
+    """The session hooks' `end()` gets from a training loop: `run(fetches)` works.
+
+    It runs the TRAIN graph once on the next batch, only for `fetches`
+    (`ModelFnModel.fetch_once`), as a TF1 session run at the end of training
+    did; other session attributes explain what changed.
+    """
+
+    runs_fetches = True
+
+    def __init__(self, run_once: Any) -> None:
+        self._run_once = run_once
+
+    def run(
+        self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None
+    ) -> Any:
+        if feed_dict:
+            raise ValueError(
+                f"session.run got feed_dict={feed_dict!r}; feeds do not exist in "
+                "TF2. Feed data through input_fn (tf.data) instead."
+            )
+        return self._run_once(fetches)
+
+
 class HookCallback(keras.callbacks.Callback):
     """Runs SessionRunHooks inside Keras `fit`, `evaluate` and `predict`.
 
@@ -77,6 +101,7 @@ class HookCallback(keras.callbacks.Callback):
         self._session = SessionStandIn()
         self._global_step = 0
         self._graph: Any = None
+        self._mode = "train"
 
     @property
     def hooks(self) -> list[Any]:
@@ -104,21 +129,25 @@ class HookCallback(keras.callbacks.Callback):
 
     # ---- the dispatch points -------------------------------------------------
     def _begin(self, mode: str) -> None:
+        self._mode = mode
         self._global_step = self._read_global_step()
         self._graph = self._hook_graph(mode)
         with self._graph.as_default():
             for hook in self._hooks:
                 hook.begin()
+        session = self._session
+        if self._can_run_once():
+            session = LoopSession(self._run_once)
         with self._graph_lookups():
             for hook in self._hooks:
-                hook.after_create_session(self._session, None)
+                hook.after_create_session(session, None)
 
     def _before_run(self) -> None:
         context = SessionRunContext(SessionRunArgs(fetches=None), None)
         context.global_step = self._global_step
         with self._graph_lookups():
             requests = [hook.before_run(context) for hook in self._hooks]
-        plan = _fetches.FetchPlan(requests)
+        plan = self._fetch_plan(requests)
         self._context, self._plan = context, plan
         self._set_request(plan if plan.keys else None)
 
@@ -155,9 +184,44 @@ class HookCallback(keras.callbacks.Callback):
                 hook.check_loss(float(logs["loss"]), step)
 
     def _end(self) -> None:
+        session = self._session
+        if self._can_run_once():
+            session = LoopSession(self._run_once)
         with self._graph_lookups():
             for hook in self._hooks:
-                hook.end(self._session)
+                hook.end(session)
+
+    def _can_run_once(self) -> bool:
+        """Whether hooks may `session.run` the TRAIN graph (in `end()`)."""
+        model = self.model
+        return self._mode == "train" and isinstance(model, ModelFnModel) and model.can_fetch_once()
+
+    def _fetch_plan(self, requests: Sequence[Any]) -> _fetches.FetchPlan:
+        """The hooks' requests as one plan, variables taken from the store.
+
+        A hook made by the model_fn holds the building trace's stand-in of a
+        variable; the store's is the one training updates.
+        """
+        plan = _fetches.FetchPlan(requests)
+        if isinstance(self.model, ModelFnModel):
+            for key in plan.variables:
+                real = self.model.store_variable(key.split(":", 1)[1])
+                if real is not None:
+                    plan.variables[key] = real
+        return plan
+
+    def _run_once(self, fetches: Any) -> Any:
+        """`session.run(fetches)` in `end()`: the TRAIN graph on the next batch."""
+        plan = self._fetch_plan([SessionRunArgs(fetches)])
+        values = self.model.fetch_once(plan)
+        if values is None:
+            raise tf.errors.OutOfRangeError(
+                None,
+                None,
+                "session.run has no training batch to run on: the input has "
+                "ended, or no step has read it yet.",
+            )
+        return plan.results(values)[0]
 
     # ---- Keras callback methods ----------------------------------------------
     def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:

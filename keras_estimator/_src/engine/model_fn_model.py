@@ -149,6 +149,28 @@ class ModelFnModel(keras.Model):
         """The plan of the call under way (an idle one between calls)."""
         return self._run.plan
 
+    def fetch_once(self, plan: _fetches.FetchPlan) -> dict[str, Any] | None:
+        """What `plan` fetches, on the training input's next batch, training nothing.
+
+        tf.estimator's hooks could `session.run(fetches)` in `end()` (as
+        `FinalOpsHook` does), which ran the TRAIN graph once more on the next
+        batch without its train_op. Returns None when no training input is
+        being read or it has ended.
+        """
+        box = self._run.input_box
+        if not box or ModeKeys.TRAIN not in self._built_modes:
+            return None
+        return self._steps.fetch_once(plan, box[0])
+
+    def can_fetch_once(self) -> bool:
+        """Whether `fetch_once` can run here (not on a parameter-server cluster)."""
+        strategy = self.distribute_strategy
+        return not isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy)
+
+    def store_variable(self, name: str) -> tf.Variable | None:
+        """The store's variable named `name` (the one training updates)."""
+        return self._store.get(name)
+
     def tracing_fetches(self, plan: _fetches.FetchPlan) -> Any:
         """Makes the step traced meanwhile return what `plan` fetches."""
         return self._trace.tracing_fetches(plan)

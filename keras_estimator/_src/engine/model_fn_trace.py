@@ -106,7 +106,10 @@ class ModelFnTrace:
             _raise_not_a_spec(spec)
         if self.building:
             self._record(spec, mode)
-        elif mode == ModeKeys.TRAIN:
+        else:
+            is_chief = getattr(self.config, "is_chief", True)
+            _share_hook_state(self.spec_hooks.get(mode, ()), _spec_hooks(spec, mode, is_chief))
+        if not self.building and mode == ModeKeys.TRAIN:
             # The building trace's Checkpoint holds stand-ins; a step's holds
             # the variables training updates.
             checkpoint = getattr(spec.scaffold, "_saver", None)
@@ -264,6 +267,25 @@ def _spec_hooks(spec: EstimatorSpec, mode: str, is_chief: bool) -> tuple[Any, ..
     if mode == ModeKeys.EVAL:
         return tuple(spec.evaluation_hooks or ())
     return tuple(spec.prediction_hooks or ())
+
+
+def _share_hook_state(running: tuple[Any, ...], later: tuple[Any, ...]) -> None:
+    """Gives the hooks of a later trace the state of the hooks the loop runs.
+
+    The loop runs the hooks the building trace's EstimatorSpec returned; every
+    later trace of the mode calls the model_fn again, which makes new hook
+    objects. A program that keeps the last one it made (to read
+    `FinalOpsHook.final_ops_values` after `train()`, say) expects the hook
+    that ran, as tf.estimator called the model_fn once per call. So each later
+    hook of the same class at the same place shares its attributes with the
+    running one.
+    """
+    for mine, theirs in zip(running, later, strict=False):
+        if mine is theirs or type(mine) is not type(theirs):
+            continue
+        shared = getattr(mine, "__dict__", None)
+        if shared is not None and hasattr(theirs, "__dict__"):
+            theirs.__dict__ = shared
 
 
 _KERAS_3_ONLY = "is not available with Keras 3."

@@ -102,6 +102,39 @@ class StepFunctions:
         except (ValueError, TypeError, tf.errors.InvalidArgumentError):
             return False
 
+    def fetch_once(self, plan: _fetches.FetchPlan, iterator: Any) -> dict[str, Any] | None:
+        """A TF1 `session.run(fetches)` on the TRAIN graph, outside any step.
+
+        The model_fn is called in TRAIN mode on the next batch of `iterator`
+        and only what `plan` fetches runs (no train_op, no global step
+        update), as a session run of those fetches did. Returns key ->
+        numpy value, or None when the input has ended.
+        """
+        strategy = self._model.distribute_strategy
+        store = self._trace.store
+
+        def fetch_step(data: Any) -> dict[str, tf.Tensor]:
+            features, labels = inputs.split_element(data)
+            self._trace.call(features, labels, ModeKeys.TRAIN)
+            return _fetches.resolve(plan.keys, plan.variables, store.get)
+
+        def replicated(data: Any) -> dict[str, tf.Tensor]:
+            with store.scope(allow_creation=False):
+                outputs = strategy.run(fetch_step, args=(data,))
+            return tf.nest.map_structure(
+                lambda v: strategy.experimental_local_results(v)[0], outputs
+            )
+
+        def once(iterator: Any) -> dict[str, tf.Tensor]:
+            with self._trace.tracing_fetches(plan):
+                return _fetched_only.call(replicated, iterator.get_next(), list)
+
+        try:
+            outputs = tf.function(once, autograph=False)(iterator)
+        except tf.errors.OutOfRangeError:
+            return None
+        return _fetches.to_numpy(dict(outputs))
+
     # ---- compiled functions ------------------------------------------------
     def predict_function(self) -> Callable[[Any], Any]:
         """One batch's predictions per call; StopIteration at the input's end."""

@@ -518,9 +518,13 @@ class NanTensorHook(SessionRunHook):
 class FinalOpsHook(SessionRunHook):
     """Keeps the values of `final_ops` when the loop ends.
 
-    Variables are read in `end()`. Tensors and operations exist only inside a
-    step, so when `final_ops` holds any, the hook fetches them on every step
-    (no steps are fused while it runs) and keeps those of the last step.
+    As in tf.estimator, `end()` evaluates `final_ops` once more: in
+    `Estimator.train` (and a model_fn model's `fit`) the training graph runs
+    on the next batch for them alone, without its train_op, so a loss is the
+    loss of the trained weights on that batch. Variables are read in `end()`.
+    Where the loop cannot run a step in `end()` (evaluation, a plain Keras
+    model's `fit`, parameter-server training), tensors are fetched on every
+    step (no steps are fused while it runs) and the last step's values kept.
 
     Args:
         final_ops: a tensor / variable / graph name, or a list or dict of them.
@@ -539,24 +543,29 @@ class FinalOpsHook(SessionRunHook):
         leaves = [] if final_ops is None else tf.nest.flatten(final_ops)
         self._variables_only = all(as_tf_variable(x) is not None for x in leaves)
         self._last_results: Any = None
+        self._run_at_end = False
 
     @property
     def final_ops_values(self) -> Any:
         return self._final_ops_values
 
     def steps_until_needed(self, global_step: int) -> int | None:
-        return None if self._variables_only else 1
+        return None if self._variables_only or self._run_at_end else 1
 
     def begin(self) -> None:
         self._last_results = None
+        self._run_at_end = False
+
+    def after_create_session(self, session: Any, coord: Any) -> None:
+        self._run_at_end = _runs_fetches(session)
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
-        if self._variables_only:
+        if self._variables_only or self._run_at_end:
             return None
         return SessionRunArgs(self._final_ops)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
-        if not self._variables_only:
+        if not (self._variables_only or self._run_at_end):
             self._last_results = run_values.results
 
     def end(self, session: Any) -> None:
@@ -564,8 +573,18 @@ class FinalOpsHook(SessionRunHook):
             return
         if self._variables_only:
             self._final_ops_values = tf.nest.map_structure(
-                lambda v: np.asarray(v.numpy()), self._final_ops
+                lambda v: np.asarray(_live_variable(v).numpy()), self._final_ops
             )
+            return
+        if self._run_at_end and _runs_fetches(session):
+            try:
+                self._final_ops_values = session.run(self._final_ops)
+            except tf.errors.OutOfRangeError:
+                # tf.estimator 2.15 raised here, and lost the final checkpoint.
+                logger.warning(
+                    "FinalOpsHook: the input has no batch left to evaluate "
+                    "final_ops on after the last step; final_ops_values stays None."
+                )
             return
         if self._last_results is None:
             logger.warning(
@@ -574,6 +593,24 @@ class FinalOpsHook(SessionRunHook):
             )
             return
         self._final_ops_values = self._last_results
+
+
+def _runs_fetches(session: Any) -> bool:
+    """Whether `session.run(fetches)` works (the loop's session in training)."""
+    try:
+        return bool(getattr(session, "runs_fetches", False))
+    except RuntimeError:  # the stand-in explains every missing attribute
+        return False
+
+
+def _live_variable(variable: Any) -> Any:
+    """The loop's variable of that name (a model_fn's hook holds a stand-in)."""
+    context = loop_context.current()
+    variable = as_tf_variable(variable)
+    if context is None or variable is None:
+        return variable
+    live = context.saveable().get(variable.name.split(":")[0])
+    return live if live is not None else variable
 
 
 # ---- distributed start ---------------------------------------------------------

@@ -259,22 +259,36 @@ def _train_op(
     train_op_fn: Callable[[Any], Any] | None,
     update_ops: Sequence[Any] | None,
 ) -> Any:
-    if (optimizer is None) == (train_op_fn is None):
+    _check_list("update_ops", update_ops)
+    if optimizer is not None and train_op_fn is not None:
         raise ValueError(
-            "create_estimator_spec in TRAIN mode needs exactly one of optimizer "
-            f"or train_op_fn; got optimizer={optimizer!r}, train_op_fn={train_op_fn!r}."
+            "train_op_fn and optimizer cannot both be set. create_estimator_spec in "
+            f"TRAIN mode takes one of them; got optimizer={optimizer!r} and "
+            f"train_op_fn={train_op_fn!r}."
+        )
+    if optimizer is None and train_op_fn is None:
+        raise ValueError(
+            "train_op_fn and optimizer cannot both be None. Pass optimizer= (a Keras "
+            "optimizer, with trainable_variables=) or train_op_fn=loss -> train_op."
         )
     if optimizer is not None:
+        if not (hasattr(optimizer, "get_updates") or isinstance(optimizer, keras.optimizers.Optimizer)):
+            raise ValueError(
+                "The given optimizer is not a tf.keras.optimizers.Optimizer instance. "
+                f"Received optimizer of type {type(optimizer)}. Pass a Keras optimizer, "
+                "or wrap a tf.compat.v1.train optimizer's minimize in train_op_fn."
+            )
+        if trainable_variables is None:
+            raise ValueError(
+                "trainable_variables cannot be None. Given None. Pass the variables the "
+                "optimizer should train, e.g. tf.compat.v1.trainable_variables()."
+            )
+        _check_list("trainable_variables", trainable_variables)
         replicas = tf.distribute.get_strategy().num_replicas_in_sync
         if loss_reduction == SUM_OVER_BATCH_SIZE and replicas > 1:
             # Each replica's loss is its share of the batch's mean, as in
             # tf.estimator 2.15; the optimizer sums the replicas' gradients.
             loss = loss / replicas
-        if trainable_variables is None:
-            raise ValueError(
-                "create_estimator_spec got an optimizer without trainable_variables; "
-                "pass the variables the optimizer should train."
-            )
         variables = list(trainable_variables)
         if hasattr(optimizer, "get_updates"):
             # tf.estimator's optimizers (`canned.optimizers`): slots under
@@ -289,3 +303,11 @@ def _train_op(
     if update_ops:
         return tf.group(train_op, *update_ops)
     return train_op
+
+
+def _check_list(name: str, value: Any) -> None:
+    if value is not None and not isinstance(value, (list, tuple)):
+        raise ValueError(
+            f"{name} should be a list or a tuple. Given type: {type(value)}. Pass "
+            f"{name}=list(...)."
+        )

@@ -106,3 +106,29 @@ def test_model_fn_save_weights_needs_the_keras_suffix(tmp_path):
     estimator = ke.Estimator(mlp_model_fn, model_dir=str(tmp_path / "m"), params={})
     estimator.train(input_fn(x, y), steps=1, callbacks=[Save()])
     assert errors and "'.weights.h5'" in errors[0] and "w.h5" in errors[0]
+
+
+def test_logs_are_fits_and_the_global_step_is_found_as_in_hooks(tmp_path):
+    import tensorflow as tf
+
+    def recorder():
+        seen = {"logs": [], "steps": []}
+
+        class Record(keras.callbacks.Callback):
+            def on_train_batch_end(self, batch, logs=None):
+                seen["logs"].append(dict(logs))
+                step = tf.compat.v1.train.get_global_step()
+                seen["steps"].append(None if step is None else int(step.numpy()))
+
+            def on_epoch_end(self, epoch, logs=None):
+                seen["epoch"] = sorted(logs)
+
+        return seen, Record()
+
+    fit_seen, fit_callback = recorder()
+    h.fit_run(h.build_model(), 3, [fit_callback])
+    ours, callback = recorder()
+    h.estimator_run(h.build_model(), 3, [callback], model_dir=str(tmp_path))
+    assert ours["logs"] == fit_seen["logs"]
+    assert ours["epoch"] == fit_seen["epoch"] == ["accuracy", "loss"]
+    assert ours["steps"] == [1, 2, 3]

@@ -8,6 +8,7 @@ import types
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,7 +30,7 @@ class _Boundaries(keras.callbacks.Callback):
         return None
 
     def on_train_batch_end(self, batch, logs=None):
-        self.steps.append(int(logs["global_step"]))
+        self.steps.append(int(tf.compat.v1.train.get_global_step().numpy()))
 
 
 def _estimator(model_dir, **config):

@@ -424,7 +424,9 @@ def test_model_fn_as_keras_model_shares_model_dir_with_estimator(tmp_path):
 
     seen = []
     record = keras.callbacks.LambdaCallback(
-        on_train_batch_end=lambda batch, logs: seen.append(int(logs["global_step"]))
+        on_train_batch_end=lambda batch, logs: seen.append(
+            int(tf.compat.v1.train.get_global_step().numpy())
+        )
     )
     history = model.fit(_mlp_input_fn(), steps_per_epoch=10, callbacks=[record])
     assert isinstance(history, keras.callbacks.History)

@@ -100,8 +100,8 @@ class CountSteps(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         # A Keras callback sees the model_fn's variables (ModelFnView), not
-        # the loop's model: steps are counted by the global step it reports.
-        step = int(logs["global_step"])
+        # the loop's model: steps are counted by the global step.
+        step = int(tf.compat.v1.train.get_global_step().numpy())
         self.steps_run += step - (self.global_steps[-1] if self.global_steps else 0)
         self.global_steps.append(step)
 

@@ -5,8 +5,11 @@ of its own. The user's callbacks instead see the Keras model behind the
 model_fn (`ModelFnModel.callback_model`): for `model_to_estimator` /
 `keras_model_fn`, the Estimator's compiled copy of the user's model, whose
 variables are the ones training updates; for a model_fn, a view of its
-variables (`callback_model.ModelFnView`). They get `fit`'s params and each run's
-logs, and a stop they ask for through `model.stop_training` stops the loop.
+variables (`callback_model.ModelFnView`). They get `fit`'s params and `fit`'s logs
+(the loop's `global_step` key left out), and a stop they ask for through
+`model.stop_training` stops the loop. While they run,
+`tf.compat.v1.train.get_global_step()` returns the Estimator's global step
+variable, as it does in hooks.
 
 All of them sit in one `UserCallbacks`, at the place of the `callbacks=`
 argument in the loop's list, so the dispatch order stays the loop's.
@@ -14,14 +17,18 @@ argument in the loop's list, so the dispatch order stays the loop's.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
 import keras
+import tensorflow as tf
 
 from keras_estimator._src.base.protocols import PlansFusion, StopsTraining
 from keras_estimator._src.engine import loop_context
+from keras_estimator._src.engine.fused_loop import GLOBAL_STEP_KEY
 from keras_estimator._src.engine.loop import StepState, sees_batches
+from keras_estimator._src.tf_internals import default_graph
 
 
 class UserCallbacks(keras.callbacks.Callback):
@@ -42,6 +49,7 @@ class UserCallbacks(keras.callbacks.Callback):
         self._state = state
         self._last_step = last_step
         self._view: Any = None
+        self._graph: tuple[Any, tf.Graph] | None = None
 
     # ---- what the loop asks -----------------------------------------------------
     def steps_until_needed(self, global_step: int) -> int | None:
@@ -84,9 +92,21 @@ class UserCallbacks(keras.callbacks.Callback):
 
     # ---- forwarding ------------------------------------------------------------------
     def _forward(self, method: str, *args: Any) -> None:
-        for callback in self.callbacks:
-            getattr(callback, method)(*args)
+        with self._step_lookups():
+            for callback in self.callbacks:
+                getattr(callback, method)(*args)
         self._pass_stop()
+
+    def _step_lookups(self) -> Any:
+        """Where `tf.compat.v1.train.get_global_step()` finds the loop's step."""
+        context = loop_context.current()
+        if context is None:
+            return contextlib.nullcontext()
+        if self._graph is None or self._graph[0] is not context.global_step_variable:
+            graph = tf.Graph()
+            graph.add_to_collection(tf.compat.v1.GraphKeys.GLOBAL_STEP, context.global_step_variable)
+            self._graph = (context.global_step_variable, graph)
+        return default_graph.lookups_in(self._graph[1])
 
     def _pass_stop(self) -> None:
         """A stop a callback asked of its model stops the loop."""
@@ -99,35 +119,35 @@ class UserCallbacks(keras.callbacks.Callback):
         if view is not None and view is not self.model:
             view.stop_training = False
         before = _restorable_step(view)
-        self._forward("on_train_begin", logs)
+        self._forward("on_train_begin", _fit_logs(logs))
         self._follow_restore(view, before)
 
     def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_train_end", logs)
+        self._forward("on_train_end", _fit_logs(logs))
 
     def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_epoch_begin", epoch, logs)
+        self._forward("on_epoch_begin", epoch, _fit_logs(logs))
 
     def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_epoch_end", epoch, logs)
+        self._forward("on_epoch_end", epoch, _fit_logs(logs))
 
     def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_train_batch_begin", batch, logs)
+        self._forward("on_train_batch_begin", batch, _fit_logs(logs))
 
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_train_batch_end", batch, logs)
+        self._forward("on_train_batch_end", batch, _fit_logs(logs))
 
     def on_test_begin(self, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_test_begin", logs)
+        self._forward("on_test_begin", _fit_logs(logs))
 
     def on_test_end(self, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_test_end", logs)
+        self._forward("on_test_end", _fit_logs(logs))
 
     def on_test_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_test_batch_begin", batch, logs)
+        self._forward("on_test_batch_begin", batch, _fit_logs(logs))
 
     def on_test_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_test_batch_end", batch, logs)
+        self._forward("on_test_batch_end", batch, _fit_logs(logs))
 
     # ---- a callback restoring the model ----------------------------------------------
     def _follow_restore(self, view: Any, before: tuple[int, int] | None) -> None:
@@ -159,3 +179,10 @@ def _restorable_step(view: Any) -> tuple[int, int] | None:
     if context is None or iterations is None or not isinstance(optimizer, keras.optimizers.Optimizer):
         return None
     return context.global_step(), int(keras.ops.convert_to_numpy(iterations))
+
+
+def _fit_logs(logs: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The logs `fit` would give: the loop's global step left out."""
+    if not logs or GLOBAL_STEP_KEY not in logs:
+        return logs
+    return {key: value for key, value in logs.items() if key != GLOBAL_STEP_KEY}

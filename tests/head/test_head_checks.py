@@ -207,3 +207,16 @@ def test_loss_fn_gets_features_and_processed_labels():
     )
     assert seen["labels"].dtype == tf.float32 and seen["labels"].shape == (2, 1)
     np.testing.assert_allclose(float(loss), (0.75 * 2 + 0.5 * 4) / 2, rtol=1e-6)
+
+
+# --- loss_reduction -----------------------------------------------------------
+
+
+def test_loss_reduction_auto_is_the_batch_mean_and_none_is_refused():
+    # 2.15 accepted every tf.losses.Reduction but NONE; AUTO meant the mean.
+    head = ke.RegressionHead(loss_reduction="auto")
+    loss = head.loss(np.array([[43.0], [44.0]], np.float32), LOGITS_2X1)
+    np.testing.assert_allclose(float(loss), ((43 - 45) ** 2 + (44 - 41) ** 2) / 2, rtol=1e-6)
+    assert head.loss_reduction == "auto"
+    with pytest.raises(ValueError, match="Invalid loss_reduction: 'none'"):
+        ke.BinaryClassHead(loss_reduction="none")

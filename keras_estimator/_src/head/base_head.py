@@ -23,7 +23,8 @@ from keras_estimator._src.head import head_inputs
 
 SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
 SUM = "sum"
-_REDUCTIONS = (SUM_OVER_BATCH_SIZE, SUM)
+AUTO = "auto"  # 2.15 accepted it: a mean over the batch, like sum_over_batch_size.
+_REDUCTIONS = (SUM_OVER_BATCH_SIZE, SUM, AUTO)
 
 # tf.estimator 2.15's signature-def keys of a head's export outputs.
 CLASSIFY_SERVING_KEY = "classification"
@@ -235,8 +236,8 @@ def check_head(head: Any) -> Head:
 def check_loss_reduction(loss_reduction: Any) -> str:
     if loss_reduction not in _REDUCTIONS:
         raise ValueError(
-            f"loss_reduction must be one of {list(_REDUCTIONS)} (as in "
-            f"tf.losses.Reduction), got {loss_reduction!r}."
+            f"Invalid loss_reduction: {loss_reduction!r}. See `tf.losses.Reduction` for "
+            f"valid options: {list(_REDUCTIONS)}."
         )
     return str(loss_reduction)
 

@@ -134,6 +134,7 @@ class SequentialHeadWrapper(Head):
     def predictions(
         self, logits: Any, keys: Sequence[str] | None = None
     ) -> dict[str, Any]:
+        logits = tf.convert_to_tensor(logits)
         shape = tf.shape(logits)
         flat = tf.reshape(logits, [-1, logits.shape[-1]])
         predictions = self._static_head.predictions(flat, keys)
@@ -204,6 +205,8 @@ class SequentialHeadWrapper(Head):
 
 def _flatten(tensor: Any, mask: tf.Tensor, count: tf.Tensor) -> tf.Tensor:
     """`tensor` `[batch, time, ...]` as `[steps kept by mask, ...]` (at least rank 2)."""
+    if not isinstance(tensor, tf.SparseTensor):
+        tensor = tf.convert_to_tensor(tensor)
     rank = tensor.shape.rank
     if rank is None or rank < 2:
         raise ValueError(

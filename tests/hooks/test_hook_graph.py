@@ -80,6 +80,9 @@ class _EagerAfterRunHook(ke.SessionRunHook):
         step = tf.compat.v1.train.get_global_step()
         self.steps.append(int(step.numpy()))
         assert tf.executing_eagerly()
+        # Not taken for traced code: tf.saved_model.save (an exporter run
+        # from a hook) refuses to run inside a function.
+        assert not tf.inside_function()
 
 
 def test_hooks_still_run_eagerly_after_begin(tmp_path):

@@ -29,8 +29,8 @@ import re
 import time
 import uuid
 import warnings
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import numpy as np
 import tensorflow as tf
@@ -39,6 +39,8 @@ from keras_estimator._src.checkpoint import keras2_optimizer_names, object_check
 from keras_estimator._src.engine.variable_store import CheckpointVariables
 
 logger = logging.getLogger("keras_estimator")
+
+_T = TypeVar("_T")
 
 CHECKPOINT_BASENAME = "model.ckpt"
 STATE_FILENAME = "checkpoint"
@@ -590,6 +592,12 @@ def _reading(checkpoint_path: str) -> Iterator[Any]:
     except tf.errors.NotFoundError:
         raise
     except _READ_ERRORS as error:
+        if not _complete(_listdir(directory or "."), name):
+            # Deleted while read (a data file gone after its index was read
+            # fails as FailedPrecondition): gone, not damaged.
+            raise tf.errors.NotFoundError(
+                None, None, f"Checkpoint {checkpoint_path} was deleted while it was read."
+            ) from error
         raise DamagedCheckpointError(
             f"Checkpoint {checkpoint_path} is damaged and cannot be read "
             f"({_describe(error)}); its files are {checkpoint_path}.index and "
@@ -702,6 +710,65 @@ def _check_matches(
             f"it as {stored_dtype.name} in model_fn, or use a new model_dir "
             "(warm_start_from can start it from this checkpoint's values)."
         )
+
+
+# How many checkpoints a reader tries, newest first, when each in turn is
+# deleted by a trainer's retention before it is read.
+READ_ATTEMPTS = 5
+
+
+def reading_newest(
+    model_dir: str, read: Callable[[str], _T], chosen: str | None = None
+) -> _T:
+    """`read(path)` of the newest checkpoint, again of the then-newest if it vanished.
+
+    A trainer saving into model_dir deletes the oldest checkpoint at every
+    save (`keep_checkpoint_max`): the one a reader chose can be gone before it
+    is read (TensorFlow's NotFoundError). The reader then takes the newest
+    checkpoint the state file names, which only ever names complete ones,
+    at most `READ_ATTEMPTS` times.
+
+    Args:
+        model_dir: the directory the checkpoints are in.
+        read: reads a checkpoint prefix; raises NotFoundError if its files
+            are gone. It must change nothing before it has read everything
+            (as `restore` does), since it may be called again.
+        chosen: the checkpoint to read first; None for the newest.
+
+    Raises:
+        ValueError: model_dir has no checkpoint, or every one tried vanished.
+    """
+    path = chosen if chosen is not None else latest(model_dir)
+    vanished: list[str] = []
+    for _ in range(READ_ATTEMPTS):
+        if path is None:
+            break
+        try:
+            return read(path)
+        except tf.errors.NotFoundError:
+            if _complete(_listdir(os.path.dirname(path) or "."), os.path.basename(path)):
+                raise  # the checkpoint is there: something else is missing
+            vanished.append(path)
+            newest = latest(model_dir)
+            logger.info(
+                "Checkpoint %s was deleted before it could be read (a trainer's "
+                "retention); reading %s instead.",
+                path,
+                newest,
+            )
+            path = newest
+    if not vanished:
+        raise ValueError(
+            f"model_dir {model_dir!r} holds no checkpoint to read. Train the "
+            "Estimator first, or pass checkpoint_path=<checkpoint prefix>."
+        )
+    raise ValueError(
+        f"Could not read a checkpoint of model_dir {model_dir!r}: "
+        f"{', '.join(os.path.basename(p) for p in vanished)} were deleted one after "
+        "the other before they could be read, by a trainer whose retention "
+        "(keep_checkpoint_max) prunes faster than this reader reads. Raise "
+        "keep_checkpoint_max, or read a copy of the checkpoint."
+    )
 
 
 def restore_or_fall_back(

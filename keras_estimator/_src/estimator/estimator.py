@@ -635,22 +635,32 @@ class Estimator:
         Returns:
             The export directory, as bytes.
         """
+        checkpoint_path = _checkpoint.checkpoint_path_argument(checkpoint_path)
+        latest = self.latest_checkpoint()
         path = _export.resolve_checkpoint(
-            _checkpoint.checkpoint_path_argument(checkpoint_path),
-            self.latest_checkpoint(),
+            checkpoint_path,
+            latest,
             self._model_dir,
             self._warm_start_from.ckpt_to_initialize_from
             if self._warm_start_from
             else None,
         )
-        return _export.export_all_saved_models(
-            self._get_model(),
-            multi_worker.private_export_base(self._config, export_dir_base),
-            input_receiver_fn_map,
-            path,
-            assets_extra=assets_extra,
-            as_text=as_text,
-        )
+
+        def export(chosen: str) -> bytes:
+            return _export.export_all_saved_models(
+                self._get_model(),
+                multi_worker.private_export_base(self._config, export_dir_base),
+                input_receiver_fn_map,
+                chosen,
+                assets_extra=assets_extra,
+                as_text=as_text,
+            )
+
+        if checkpoint_path is None and path == latest:
+            # The latest checkpoint may be deleted by a trainer's retention
+            # before it is read: then the newest one is exported.
+            return _checkpoint.reading_newest(self._model_dir, export, chosen=path)
+        return export(path)
 
     @property
     def export_savedmodel(self) -> Callable[..., bytes]:
@@ -778,17 +788,27 @@ class Estimator:
                 self._warm_start(new_names)
             return
         saveable = self._store.saveable()
-        if path != self._synced_checkpoint:
-            logger.info("Restoring parameters from %s", path)
-            if checkpoint_path is None and mode == ModeKeys.TRAIN:
-                # A damaged newest checkpoint: train on from the newest intact
-                # one (with a warning), never from step 0.
-                path = _checkpoint.restore_or_fall_back(saveable, self._model_dir, path)
+
+        def read(chosen: str) -> str:
+            if chosen == self._synced_checkpoint:
+                fresh = {n: saveable[n] for n in new_names if n in saveable}
+                _checkpoint.restore(fresh, chosen)
             else:
-                _checkpoint.restore(saveable, path)
+                logger.info("Restoring parameters from %s", chosen)
+                _checkpoint.restore(saveable, chosen)
+            return chosen
+
+        if checkpoint_path is not None:
+            path = read(path)
+        elif mode == ModeKeys.TRAIN and path != self._synced_checkpoint:
+            # A damaged newest checkpoint: train on from the newest intact
+            # one (with a warning), never from step 0.
+            logger.info("Restoring parameters from %s", path)
+            path = _checkpoint.restore_or_fall_back(saveable, self._model_dir, path)
         else:
-            fresh = {n: saveable[n] for n in new_names if n in saveable}
-            _checkpoint.restore(fresh, path)
+            # A trainer's retention may delete the chosen checkpoint before it
+            # is read: then the newest one is read.
+            path = _checkpoint.reading_newest(self._model_dir, read, chosen=path)
         self._synced_checkpoint = path
 
     def _warm_start(self, names: list[str]) -> None:

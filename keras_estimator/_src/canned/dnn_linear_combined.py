@@ -8,7 +8,9 @@ with Adagrad at 0.001, the linear model with Ftrl at
 min(0.005, 1/sqrt(number of linear columns)) unless given. The network's
 optimizer counts the global step; when both parts are present the linear
 optimizer keeps a count of its own (`training/Ftrl/iter`), as 2.15 did, so
-model_dirs written by 2.15 restore and train on here.
+model_dirs written by 2.15 restore and train on here. Given the same
+optimizer name for both parts, the linear optimizer's variables are
+`training/<Name>_1/...`, the names 2.15's graph gave them.
 """
 
 from __future__ import annotations
@@ -142,6 +144,25 @@ class WideAndDeep:
         return summed, dnn_variables, linear_variables
 
 
+def _scope_names(names: Sequence[str]) -> list[str]:
+    """Each optimizer's variable scope, made unique as 2.15's graph made it.
+
+    The network's optimizer comes first and keeps its name; a second
+    optimizer of the same name (`linear_optimizer='Adagrad',
+    dnn_optimizer='Adagrad'`) becomes `Adagrad_1`.
+    """
+    taken: set[str] = set()
+    scopes = []
+    for name in names:
+        scope, suffix = name, 0
+        while scope in taken:
+            suffix += 1
+            scope = f"{name}_{suffix}"
+        taken.add(scope)
+        scopes.append(scope)
+    return scopes
+
+
 def _trainable_since(before: set[int]) -> list[Any]:
     return [v for v in tf.compat.v1.trainable_variables() if id(v) not in before]
 
@@ -173,9 +194,14 @@ def dnn_linear_combined_model_fn(
             if head.loss_reduction == SUM_OVER_BATCH_SIZE and replicas > 1:
                 loss = loss / replicas  # the optimizers sum the replicas' gradients
             ops = []
-            for index, (optimizer, variables) in enumerate(parts):
+            scopes = _scope_names([optimizer.name for optimizer, _ in parts])
+            for index, ((optimizer, variables), scope) in enumerate(zip(parts, scopes, strict=True)):
                 # The first part's optimizer counts the global step.
-                ops.extend(optimizer.get_updates(loss, variables, own_iterations=index > 0))
+                ops.extend(
+                    optimizer.get_updates(
+                        loss, variables, own_iterations=index > 0, scope_name=scope
+                    )
+                )
             return tf.group(*ops, *update_ops)
 
         return head.create_estimator_spec(

@@ -115,14 +115,22 @@ class CannedOptimizer:
         return dict(self._settings)
 
     def get_updates(
-        self, loss: Any, params: Sequence[Any], own_iterations: bool = False
+        self,
+        loss: Any,
+        params: Sequence[Any],
+        own_iterations: bool = False,
+        scope_name: str | None = None,
     ) -> list[Any]:
         """The train op (in a list, as tf.keras 2 returned it) minimizing `loss`.
 
         The optimizer counts its steps in the global step, or, with
         `own_iterations`, in a variable of its own (`training/<Name>/iter`),
         as the second optimizer of a `DNNLinearCombined*` estimator did.
+        Its variables are under `training/<scope_name>/`, by default
+        `training/<Name>/` (2.15's graph named a second optimizer of the
+        same name `<Name>_1`).
         """
+        scope = f"training/{scope_name or self._kind.name}"
         gradients = tf.compat.v1.gradients(loss, list(params))
         pairs = [(g, v) for g, v in zip(gradients, params, strict=True) if g is not None]
         if not pairs:
@@ -142,7 +150,7 @@ class CannedOptimizer:
         def make_variables(*_: Any) -> tuple[Any, dict[str, Any], list[dict[str, Any]]]:
             if own_iterations:
                 iterations = tf.compat.v1.get_variable(
-                    f"training/{self._kind.name}/iter",
+                    f"{scope}/iter",
                     shape=[],
                     dtype=tf.int64,
                     initializer=tf.compat.v1.zeros_initializer(),
@@ -151,9 +159,11 @@ class CannedOptimizer:
                 )
             else:
                 iterations = tf.compat.v1.train.get_global_step()
-            settings = {name: self._setting_variable(name) for name in self._kind.saved}
+            settings = {
+                name: self._setting_variable(scope, name) for name in self._kind.saved
+            }
             slots = [
-                {name: self._slot(v, name, initial) for name, initial in self._kind.slots(
+                {name: self._slot(scope, v, name, initial) for name, initial in self._kind.slots(
                     self._settings
                 ).items()}
                 for v in variables
@@ -173,20 +183,20 @@ class CannedOptimizer:
         with tf.control_dependencies(updates):
             return [iterations.assign_add(1)]
 
-    def _setting_variable(self, name: str) -> Any:
+    def _setting_variable(self, scope: str, name: str) -> Any:
         value = self._settings.get(name, 0.0)
         return tf.compat.v1.get_variable(
-            f"training/{self._kind.name}/{name}",
+            f"{scope}/{name}",
             shape=[],
             dtype=tf.float32,
             initializer=tf.compat.v1.constant_initializer(value),
             trainable=False,
         )
 
-    def _slot(self, variable: Any, slot: str, initial: float) -> Any:
+    def _slot(self, scope: str, variable: Any, slot: str, initial: float) -> Any:
         base = variable.name.split(":")[0]
         return tf.compat.v1.get_variable(
-            f"training/{self._kind.name}/{base}/{slot}",
+            f"{scope}/{base}/{slot}",
             shape=variable.shape,
             dtype=variable.dtype.base_dtype,
             initializer=tf.compat.v1.constant_initializer(initial),

@@ -12,7 +12,9 @@ updates, in the order the model_fn created them:
 - `save_weights(path)` writes them, and `global_step`, to a `.weights.h5`
   file keyed by their TF1 names (the checkpoint keys, `dense/kernel`);
   `load_weights(path)` reads such a file back, global step included;
-- `optimizer`: the model_fn's optimizer as `optimizer_view` finds it.
+- `optimizer`: an `OptimizerView` of the optimizer the model_fn's training
+  step uses (None when it uses none, or several);
+- `save()`: refused with the fix (a model_fn is no Keras model to save).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME
+from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME, as_tf_variable
 
 _FORMAT = "keras_estimator.model_fn_variables"
 _SUFFIX = ".weights.h5"
@@ -99,6 +101,15 @@ class ModelFnView(keras.Model):
             variable.assign(value)
 
     # ---- files -------------------------------------------------------------------------
+    def save(self, filepath: Any, *args: Any, **kwargs: Any) -> None:
+        raise ValueError(
+            f"A model_fn Estimator has no Keras model to save to {os.fspath(filepath)!r}: "
+            "its callbacks see the model_fn's variables only. Save weights "
+            "instead (ModelCheckpoint(..., save_weights_only=True) with a "
+            "'.weights.h5' path), or export a SavedModel with "
+            "Estimator.export_saved_model."
+        )
+
     def save_weights(self, filepath: Any, overwrite: bool = True, **kwargs: Any) -> None:
         """Writes every checkpointed variable (global step too) to a `.weights.h5` file."""
         import h5py
@@ -158,3 +169,88 @@ def _check_path(filepath: Any, method: str) -> str:
             f"{_SUFFIX!r}, as Keras' does. Received: filepath={path!r}."
         )
     return path
+
+
+class OptimizerView:
+    """A model_fn's optimizer as Keras callbacks see it: learning rate and step.
+
+    `learning_rate` reads, and assigns, the variable the optimizer's steps
+    read (the store's; the optimizer object a building trace made holds a
+    stand-in). A learning rate given as a Python number is a constant of the
+    traced step: reading gives it, setting raises with the fix. `iterations`
+    is a Keras optimizer's own counter, or the global step for a v1
+    optimizer (what its `minimize(..., global_step=...)` advances).
+
+    Args:
+        optimizer: the optimizer object the building trace used.
+        live: name -> the store's variable of that name (None if unknown).
+        global_step: the global step variable.
+    """
+
+    def __init__(
+        self,
+        optimizer: Any,
+        live: Callable[[str], tf.Variable | None],
+        global_step: tf.Variable,
+    ) -> None:
+        self._optimizer = optimizer
+        self._live = live
+        self._global_step = global_step
+        self.name = type(optimizer).__name__
+        self.use_ema = bool(getattr(optimizer, "use_ema", False))
+
+    def _rate(self) -> Any:
+        for attribute in ("_learning_rate", "_lr"):
+            if hasattr(self._optimizer, attribute):
+                return getattr(self._optimizer, attribute)
+        return None
+
+    def _live_variable(self, value: Any) -> tf.Variable | None:
+        variable = as_tf_variable(value)
+        if variable is None:
+            return None
+        live = self._live(variable.name.split(":")[0])
+        return live if live is not None else variable
+
+    def rate_problem(self) -> str | None:
+        """Why `learning_rate` cannot be set, or None when it can."""
+        rate = self._rate()
+        if self._live_variable(rate) is not None:
+            return None
+        if isinstance(rate, (int, float)):
+            return (
+                f"The model_fn's {self.name} was created with learning_rate="
+                f"{rate!r}, a Python number fixed in the traced training step, "
+                "so a callback cannot change it. Create the rate as a variable "
+                "in model_fn and pass that to the optimizer, e.g. "
+                "rate = tf.compat.v1.get_variable('learning_rate', "
+                f"initializer={float(rate)!r}, trainable=False)."
+            )
+        return (
+            f"The model_fn's {self.name} computes its learning rate "
+            f"({rate!r}) in the traced step (a schedule or a tensor), so a "
+            "callback cannot set it. Pass the optimizer a variable instead, "
+            "or leave the schedule to the optimizer."
+        )
+
+    @property
+    def learning_rate(self) -> Any:
+        rate = self._rate()
+        variable = self._live_variable(rate)
+        if variable is not None:
+            return variable
+        if isinstance(rate, (int, float)):
+            return float(rate)
+        raise AttributeError(self.rate_problem())
+
+    @learning_rate.setter
+    def learning_rate(self, value: Any) -> None:
+        variable = self._live_variable(self._rate())
+        if variable is None:
+            raise ValueError(self.rate_problem())
+        variable.assign(tf.cast(value, variable.dtype))
+
+    @property
+    def iterations(self) -> tf.Variable:
+        own = self._live_variable(getattr(self._optimizer, "_iterations", None))
+        return own if own is not None else self._global_step

@@ -26,7 +26,9 @@ Two idioms of programs written for tf.estimator on TensorFlow 2.x:
 While some thread calls a model_fn, `tf.group` of the public namespaces
 (`tf`, `tf.compat.v1`, `tf.compat.v2`) is this module's function, Keras'
 optimizer `iterations` property has a setter, and the two methods of
-`tf.compat.v1.train.Optimizer` are this module's; they change nothing for
+`tf.compat.v1.train.Optimizer` and Keras' `apply_gradients` are this
+module's (which also note the optimizers a building trace uses, for
+`recording_optimizers`); they change nothing for
 other threads (the setter raises Keras 3's AttributeError there), and
 TensorFlow's and Keras' own are put back when no thread is inside a model_fn.
 """
@@ -90,6 +92,28 @@ def accepted(unsave: Callable[[list[Any]], None]) -> Iterator[None]:
 
 def _in_model_fn() -> bool:
     return bool(getattr(_active, "depth", 0))
+
+
+@contextlib.contextmanager
+def recording_optimizers() -> Iterator[list[Any]]:
+    """Lists the optimizers (v1 or Keras) whose `apply_gradients` the model_fn calls.
+
+    Used around a building trace (inside `accepted`), so the Keras callbacks
+    of a model_fn Estimator can see its optimizer (`callback_model`).
+    """
+    outer = getattr(_active, "optimizers", None)
+    seen: list[Any] = []
+    _active.optimizers = seen
+    try:
+        yield seen
+    finally:
+        _active.optimizers = outer
+
+
+def _record_optimizer(optimizer: Any) -> None:
+    seen = getattr(_active, "optimizers", None)
+    if seen is not None and not any(o is optimizer for o in seen):
+        seen.append(optimizer)
 
 
 def _swap(owner: Any, attribute: str, replacement: Any) -> None:
@@ -195,10 +219,20 @@ def _convert_v1_optimizer_variables() -> None:
     ) -> Any:
         if _in_model_fn():
             grads_and_vars = [(g, _wrapped_variable(v)) for g, v in grads_and_vars]
+            _record_optimizer(optimizer)
         return apply(optimizer, grads_and_vars, *args, **kwargs)
+
+    keras_apply = vars(_BaseOptimizer)["apply_gradients"]
+
+    @functools.wraps(keras_apply)
+    def keras_apply_gradients(optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        if _in_model_fn():
+            _record_optimizer(optimizer)
+        return keras_apply(optimizer, *args, **kwargs)
 
     _swap(optimizer_class, "compute_gradients", compute_gradients)
     _swap(optimizer_class, "apply_gradients", apply_gradients)
+    _swap(_BaseOptimizer, "apply_gradients", keras_apply_gradients)
 
 
 def _wrapped_variable(value: Any) -> Any:

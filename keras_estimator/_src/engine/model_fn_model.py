@@ -26,7 +26,7 @@ from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import input_release as _input_release
 from keras_estimator._src.engine import inputs
 from keras_estimator._src.engine import loop as _loop
-from keras_estimator._src.engine.callback_model import ModelFnView
+from keras_estimator._src.engine.callback_model import ModelFnView, OptimizerView
 from keras_estimator._src.engine.fused_loop import (
     GLOBAL_STEP_KEY,
     LOSS_KEY,
@@ -225,7 +225,13 @@ class ModelFnModel(keras.Model):
         if isinstance(keras_model, keras.Model):
             return keras_model
         if self._view[0] is None:
-            self._view = (ModelFnView(self._store.saveable),)
+            optimizers = self._trace.optimizers.get(ModeKeys.TRAIN, ())
+            optimizer = None
+            if len(optimizers) == 1:
+                optimizer = OptimizerView(
+                    optimizers[0], self._store.get, self._store.global_step()
+                )
+            self._view = (ModelFnView(self._store.saveable, optimizer),)
         return self._view[0]
 
     def finalize_variable_values(self) -> None:

@@ -40,6 +40,8 @@ class ModelFnTrace:
 
     Attributes:
         spec_hooks: mode -> the hooks its EstimatorSpec returned.
+        optimizers: mode -> the optimizers (v1 or Keras) whose
+            `apply_gradients` its building trace called.
         loss_names: mode -> the graph name of its loss tensor.
         building: whether the current call is a building trace (may create
             variables).
@@ -63,6 +65,7 @@ class ModelFnTrace:
         self.building = False
         self.fetching: _fetches.FetchPlan | None = None
         self.spec_hooks: dict[str, tuple[Any, ...]] = {}
+        self.optimizers: dict[str, tuple[Any, ...]] = {}
         self.loss_names: dict[str, str] = {}
 
     def call(
@@ -92,6 +95,7 @@ class ModelFnTrace:
             summaries.recording(dirs, step) as recording,
             distribute.estimator_loss_scaling(tf.distribute.get_strategy()),
             keras2_idioms.accepted(unsave=self.store.mark_local),
+            keras2_idioms.recording_optimizers() as optimizers,
         ):
             try:
                 spec = self.model_fn(
@@ -106,6 +110,7 @@ class ModelFnTrace:
             _raise_not_a_spec(spec)
         if self.building:
             self._record(spec, mode)
+            self.optimizers[mode] = tuple(optimizers)
         else:
             is_chief = getattr(self.config, "is_chief", True)
             _share_hook_state(self.spec_hooks.get(mode, ()), _spec_hooks(spec, mode, is_chief))

@@ -26,6 +26,7 @@ import tensorflow as tf
 
 from keras_estimator._src.base.protocols import PlansFusion, StopsTraining
 from keras_estimator._src.engine import loop_context
+from keras_estimator._src.engine.callback_model import ModelFnView
 from keras_estimator._src.engine.fused_loop import GLOBAL_STEP_KEY
 from keras_estimator._src.engine.loop import StepState, sees_batches
 from keras_estimator._src.tf_internals import default_graph
@@ -77,6 +78,9 @@ class UserCallbacks(keras.callbacks.Callback):
         super().set_model(model)
         view = getattr(model, "callback_model", None)
         self._view = view() if callable(view) else model
+        if isinstance(self._view, ModelFnView):
+            for callback in self.callbacks:
+                _check_for_model_fn(callback, self._view)
         for callback in self.callbacks:
             callback.set_model(self._view)
 
@@ -186,3 +190,43 @@ def _fit_logs(logs: dict[str, Any] | None) -> dict[str, Any] | None:
     if not logs or GLOBAL_STEP_KEY not in logs:
         return logs
     return {key: value for key, value in logs.items() if key != GLOBAL_STEP_KEY}
+
+
+def _check_for_model_fn(callback: Any, view: ModelFnView) -> None:
+    """Refuses, before any step, a callback a model_fn's view cannot serve.
+
+    Raises:
+        ValueError: with the reason and what to do instead.
+    """
+    kind = type(callback).__name__
+    if isinstance(callback, keras.callbacks.ModelCheckpoint) and not callback.save_weights_only:
+        raise ValueError(
+            f"ModelCheckpoint(filepath={callback.filepath!r}, save_weights_only=False) "
+            "saves a whole Keras model, and a model_fn Estimator has none. Pass "
+            "save_weights_only=True with a '.weights.h5' path (the model_fn's "
+            "variables, by checkpoint name), or export with "
+            "Estimator.export_saved_model."
+        )
+    if isinstance(callback, keras.callbacks.SwapEMAWeights):
+        raise ValueError(
+            "SwapEMAWeights swaps a Keras optimizer's moving averages into a Keras "
+            "model's weights; a model_fn Estimator has neither. Use "
+            "model_to_estimator / keras_model_fn with an optimizer made with "
+            "use_ema=True, or keep averages in the model_fn "
+            "(tf.train.ExponentialMovingAverage)."
+        )
+    if isinstance(
+        callback,
+        (keras.callbacks.LearningRateScheduler, keras.callbacks.ReduceLROnPlateau),
+    ):
+        optimizer = view.optimizer
+        if optimizer is None:
+            raise ValueError(
+                f"{kind} sets the optimizer's learning rate, but the model_fn's "
+                "training step calls apply_gradients (or minimize) of no single "
+                "optimizer. Use one optimizer in the TRAIN mode of model_fn, or "
+                f"leave out {kind}."
+            )
+        problem = optimizer.rate_problem()
+        if problem is not None:
+            raise ValueError(f"{kind}: {problem}")

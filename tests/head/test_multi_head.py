@@ -193,9 +193,9 @@ def test_create_estimator_spec_keeps_2_15s_tuple_prediction_keys():
 @pytest.mark.parametrize(
     "make, match",
     [
-        (lambda: MultiHead([]), "at least one head"),
-        (lambda: MultiHead([ke.MultiClassHead(3)]), "needs a name"),
-        (lambda: MultiHead(_heads(), head_weights=[1.0]), "3 heads but 1 head_weights"),
+        (lambda: MultiHead([]), "Must specify heads"),
+        (lambda: MultiHead([ke.MultiClassHead(3)]), "All given heads must have name specified"),
+        (lambda: MultiHead(_heads(), head_weights=[1.0]), r"heads and head_weights must have the same size. Given len\(heads\): 3"),
         (
             lambda: MultiHead([ke.BinaryClassHead(name="a"), ke.RegressionHead(name="a")]),
             "distinct names",

@@ -236,7 +236,7 @@ def check_head(head: Any) -> Head:
 def check_loss_reduction(loss_reduction: Any) -> str:
     if loss_reduction not in _REDUCTIONS:
         raise ValueError(
-            f"Invalid loss_reduction: {loss_reduction!r}. See `tf.losses.Reduction` for "
+            f"Invalid loss_reduction: {loss_reduction}. See `tf.losses.Reduction` for "
             f"valid options: {list(_REDUCTIONS)}."
         )
     return str(loss_reduction)

@@ -64,6 +64,10 @@ class MultiClassHead(base_head.WeightedHead):
         loss_fn: Any = None,
         name: str | None = None,
     ) -> None:
+        if n_classes is None:
+            raise ValueError(
+                "n_classes cannot be None. Give the number of classes (at least 3)."
+            )
         if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes <= 2:
             raise ValueError(
                 f"n_classes must be > 2: {n_classes!r}. MultiClassHead needs at least "
@@ -393,7 +397,7 @@ def _check_keys(keys: Sequence[str] | None, valid: Sequence[str]) -> None:
     for key in keys or ():
         if key not in valid:
             raise ValueError(
-                f"Prediction key must be in PredictionKeys, given: {key!r}. Valid "
+                f"Prediction key must be in PredictionKeys, given: {key}. Valid "
                 f"prediction keys include {list(valid)}."
             )
 

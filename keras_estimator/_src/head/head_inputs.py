@@ -113,32 +113,34 @@ def check_labels(labels: Any, logits: tf.Tensor, labels_dimension: int) -> tf.Te
         return tf.identity(labels)
 
 
-def check_label_range(labels: tf.Tensor, n_classes: int) -> tf.Tensor:
+def check_label_range(labels: tf.Tensor, n_classes: int, message: str | None = None) -> tf.Tensor:
     """`labels`, checked to be in `[0, n_classes - 1]`.
 
     Eagerly a ValueError, as 2.15's heads raised; in a traced step an
-    assertion that fails the step when it runs.
+    assertion that fails the step when it runs. `message` replaces the
+    default messages (2.15's `check_label_range` took one too).
     """
     if tf.executing_eagerly():
+        received = labels.numpy().ravel().tolist()
         if bool(tf.reduce_any(labels > tf.cast(n_classes - 1, labels.dtype))):
             raise ValueError(
-                f"Labels must be <= {n_classes} - 1, got {labels.numpy().ravel().tolist()}. "
+                f"{message or f'Labels must be <= {n_classes} - 1'}, got {received}. "
                 f"Give class ids in [0, {n_classes}) (0 or 1 for a binary head)."
             )
         if bool(tf.reduce_any(labels < 0)):
             raise ValueError(
-                f"Labels must be >= 0, got {labels.numpy().ravel().tolist()}. Give class "
-                f"ids in [0, {n_classes}), or labels from label_vocabulary."
+                f"{message or 'Labels must be >= 0'}, got {received}. Give class ids in "
+                f"[0, {n_classes}), or labels from label_vocabulary."
             )
         return labels
     checks = [
         tf.debugging.assert_less_equal(
             labels,
             tf.cast(n_classes - 1, labels.dtype),
-            message=f"Labels must be <= n_classes - 1: class ids in [0, {n_classes})",
+            message=message or f"Labels must be <= n_classes - 1: class ids in [0, {n_classes})",
         ),
         tf.debugging.assert_non_negative(
-            labels, message=f"Labels must be >= 0: class ids in [0, {n_classes})"
+            labels, message=message or f"Labels must be >= 0: class ids in [0, {n_classes})"
         ),
     ]
     with tf.control_dependencies(checks):

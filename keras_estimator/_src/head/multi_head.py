@@ -48,19 +48,20 @@ class MultiHead(base_head.Head):
     ) -> None:
         if not heads:
             raise ValueError(
-                f"MultiHead needs at least one head, got {heads!r}. Pass a list of heads."
+                f"Must specify heads. Given: {heads!r}. Pass a list of named heads."
             )
         if head_weights and len(head_weights) != len(heads):
             raise ValueError(
-                f"MultiHead got {len(heads)} heads but {len(head_weights)} head_weights "
-                f"({list(head_weights)}). Give one weight per head, or none."
+                "heads and head_weights must have the same size. Given len(heads): "
+                f"{len(heads)}. Given len(head_weights): {len(head_weights)}. Give one "
+                "weight per head, or none."
             )
         names = [head.name for head in heads]
         for head in heads:
             if not head.name:
                 raise ValueError(
-                    f"Every head of a MultiHead needs a name, got {head!r} without one. "
-                    "Create it with name='...'."
+                    f"All given heads must have name specified. Given: {head!r}. Create "
+                    "each head of a MultiHead with name='...'."
                 )
         if len(set(names)) != len(names):
             raise ValueError(

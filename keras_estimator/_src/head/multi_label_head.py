@@ -76,8 +76,8 @@ class MultiLabelHead(base_head.WeightedHead):
     ) -> None:
         if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes < 2:
             raise ValueError(
-                f"MultiLabelHead needs n_classes >= 2, got {n_classes!r}. For a single "
-                "yes/no label use BinaryClassHead."
+                "n_classes must be > 1 for multi-label classification. Given: "
+                f"{n_classes}. For a single yes/no label use BinaryClassHead."
             )
         self._n_classes = n_classes
         self._weight_column = weight_column
@@ -97,15 +97,12 @@ class MultiLabelHead(base_head.WeightedHead):
     def multi_hot_labels(self, labels: Any, logits: Any) -> tf.Tensor:
         """Labels as an int64 multi-hot tensor shaped like `logits`."""
         if labels is None:
-            raise ValueError(
-                "MultiLabelHead needs labels in TRAIN and EVAL mode, got None. "
-                "Return (features, labels) from input_fn."
-            )
+            return head_inputs.check_labels(labels, logits, self._n_classes)
         if isinstance(labels, tf.SparseTensor):
             multi_hot = self._sparse_to_multi_hot(labels)
         else:
             multi_hot = _check_multi_hot(tf.convert_to_tensor(labels))
-        return _check_labels_shape(multi_hot, logits, self._n_classes)
+        return head_inputs.check_labels(multi_hot, logits, self._n_classes)
 
     def _sparse_to_multi_hot(self, labels: tf.SparseTensor) -> tf.Tensor:
         if labels.dtype == tf.string:
@@ -118,14 +115,15 @@ class MultiLabelHead(base_head.WeightedHead):
             labels = tf.SparseTensor(labels.indices, ids, labels.dense_shape)
         elif not labels.dtype.is_integer:
             raise ValueError(
-                f"SparseTensor labels must hold integer class ids, got {labels.dtype.name}. "
-                "Cast them in input_fn."
+                f"Labels dtype should be integer. Instead got {labels.dtype.name}: "
+                "SparseTensor labels hold class ids; cast them in input_fn."
             )
         else:
-            ids = _check_range(
+            ids = head_inputs.check_label_range(
                 tf.cast(labels.values, tf.int64),
                 self._n_classes,
-                f"SparseTensor labels must be class ids in [0, {self._n_classes}) (n_classes).",
+                "labels must be an integer SparseTensor with values in "
+                f"[0, {self._n_classes})",
             )
             labels = tf.SparseTensor(labels.indices, ids, labels.dense_shape)
         return tf.cast(tf.sparse.to_indicator(labels, self._n_classes), tf.int64)
@@ -235,8 +233,8 @@ def _check_thresholds(thresholds: Sequence[float] | None) -> tuple[float, ...]:
     for threshold in checked:
         if not 0.0 < threshold < 1.0:
             raise ValueError(
-                f"MultiLabelHead thresholds must be in (0, 1), got {threshold!r} in "
-                f"{list(thresholds or ())}. Give probabilities strictly between 0 and 1."
+                f"thresholds must be in (0, 1) range. Given: {threshold} (in "
+                f"{list(thresholds or ())}). Give probabilities strictly between 0 and 1."
             )
     return checked
 
@@ -244,17 +242,20 @@ def _check_thresholds(thresholds: Sequence[float] | None) -> tuple[float, ...]:
 def _check_vocabulary(vocabulary: Sequence[str] | None, n_classes: int) -> tuple[str, ...] | None:
     if vocabulary is None:
         return None
-    if not isinstance(vocabulary, (list, tuple)) or not all(
-        isinstance(v, str) for v in vocabulary
-    ):
+    if not isinstance(vocabulary, (list, tuple)):
+        raise ValueError(
+            f"label_vocabulary must be a list or tuple. Given type: {type(vocabulary)}. "
+            "Give the class names in class-id order."
+        )
+    if not all(isinstance(v, str) for v in vocabulary):
         raise ValueError(
             f"label_vocabulary must be a list of strings, got {vocabulary!r}. Give "
             "the class names in class-id order."
         )
     if len(vocabulary) != n_classes:
         raise ValueError(
-            f"label_vocabulary must hold n_classes={n_classes} names, got "
-            f"{len(vocabulary)}: {list(vocabulary)!r}."
+            f"Length of label_vocabulary must be n_classes ({n_classes}). Given: "
+            f"{len(vocabulary)} ({list(vocabulary)!r})."
         )
     return tuple(vocabulary)
 
@@ -267,17 +268,22 @@ def _class_ids_for_metrics(
     ids = []
     for value in classes:
         if isinstance(value, str):
-            if vocabulary is None or value not in vocabulary:
+            if vocabulary is None:
                 raise ValueError(
-                    f"classes_for_class_based_metrics names class {value!r}, which is not "
-                    f"in label_vocabulary {list(vocabulary or [])}. Give class ids, or "
-                    "names from label_vocabulary."
+                    "label_vocabulary must be provided when classes_for_class_based_metrics "
+                    f"are strings (got {value!r})."
+                )
+            if value not in vocabulary:
+                raise ValueError(
+                    f"{value!r} is not in list {list(vocabulary)}: "
+                    "classes_for_class_based_metrics names a class that is not in "
+                    "label_vocabulary. Give class ids, or names from label_vocabulary."
                 )
             ids.append(vocabulary.index(value))
         elif not 0 <= value < n_classes:
             raise ValueError(
-                f"classes_for_class_based_metrics must be class ids in [0, {n_classes - 1}], "
-                f"got {value!r}."
+                f"All classes_for_class_based_metrics must be in range [0, {n_classes - 1}]. "
+                f"Given: {value}."
             )
         else:
             ids.append(int(value))
@@ -294,37 +300,11 @@ def _check_multi_hot(labels: tf.Tensor) -> tf.Tensor:
             "Dense string labels are not supported by MultiLabelHead; pass a "
             "SparseTensor of class names with label_vocabulary, or multi-hot 0/1 labels."
         )
-    labels = tf.cast(labels, tf.int64)
-    return _check_range(
-        labels, 2, "MultiLabelHead labels must be a multi-hot tensor of 0s and 1s."
+    return head_inputs.check_label_range(
+        tf.cast(labels, tf.int64),
+        2,
+        "labels must be an integer indicator Tensor with values in [0, 1]",
     )
-
-
-def _check_labels_shape(labels: tf.Tensor, logits: tf.Tensor, n_classes: int) -> tf.Tensor:
-    static = labels.shape
-    wrong_rank = static.rank is not None and static.rank != logits.shape.rank
-    if wrong_rank or (static.rank and static[-1] not in (None, n_classes)):
-        raise ValueError(
-            f"MultiLabelHead labels must have shape [batch, n_classes={n_classes}], got "
-            f"shape {static}. Pass multi-hot labels with one column per class, or a "
-            "SparseTensor of class ids."
-        )
-    check = tf.debugging.assert_equal(
-        tf.shape(labels),
-        tf.shape(logits, out_type=tf.int32),
-        message=f"MultiLabelHead labels must have shape [batch, n_classes={n_classes}].",
-    )
-    with tf.control_dependencies([check]):
-        return tf.identity(labels)
-
-
-def _check_range(values: tf.Tensor, upper: int, message: str) -> tf.Tensor:
-    checks = [
-        tf.debugging.assert_less(values, tf.constant(upper, values.dtype), message=message),
-        tf.debugging.assert_non_negative(values, message=message),
-    ]
-    with tf.control_dependencies(checks):
-        return tf.identity(values)
 
 
 def _vocabulary_ids(names: tf.Tensor, vocabulary: tuple[str, ...]) -> tf.Tensor:

@@ -56,7 +56,10 @@ class RegressionHead(base_head.WeightedHead):
         if not isinstance(label_dimension, int) or isinstance(label_dimension, bool) or (
             label_dimension < 1
         ):
-            raise ValueError(f"label_dimension must be an integer >= 1, got {label_dimension!r}.")
+            raise ValueError(
+                f"Invalid label_dimension {label_dimension}. label_dimension must be an "
+                "integer >= 1 (the number of values per label)."
+            )
         self._label_dimension = label_dimension
         self._weight_column = weight_column
         self._loss_reduction = base_head.check_loss_reduction(loss_reduction)
@@ -177,11 +180,10 @@ class LogisticRegressionHead(RegressionHead):
         name: str | None = None,
     ) -> None:
         def logistic_loss(labels: Any, logits: Any) -> Any:
-            check = tf.debugging.assert_less_equal(
-                tf.abs(labels - 0.5), 0.5, message="Labels must be in [0, 1]."
+            labels = head_inputs.check_label_range(
+                labels, 2, message="Labels must be in range [0, 1]"
             )
-            with tf.control_dependencies([check]):
-                return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
+            return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
 
         super().__init__(
             1,

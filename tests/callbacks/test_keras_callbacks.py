@@ -189,6 +189,26 @@ def test_early_stopping_as_fit(tmp_path):
     h.assert_same_arrays(h.estimator_weights(estimator), fitted.get_weights())
 
 
+def test_terminate_on_nan_stops_gracefully_at_fits_step():
+    def make(_):
+        return [keras.callbacks.TerminateOnNaN(), Calls()]
+
+    def diverging():
+        return keras.optimizers.SGD(1e25)
+
+    (theirs, _), (ours, estimator) = _both(make, steps=8, optimizer=diverging)
+    assert ours[1].calls == theirs[1].calls
+    assert ("on_train_batch_end", 1) in ours[1].calls
+    assert ("on_train_batch_begin", 2) not in ours[1].calls
+    # Stopped, not raised: the final checkpoint is at the step it stopped.
+    assert estimator.latest_checkpoint().endswith("model.ckpt-2")
+
+
+def test_without_terminate_on_nan_a_nan_loss_still_raises():
+    with pytest.raises(ke.NanLossDuringTrainingError):
+        h.estimator_run(h.build_model(optimizer=lambda: keras.optimizers.SGD(1e25)), 8, [])
+
+
 # ---- model_fn Estimators -----------------------------------------------------------
 
 

@@ -52,6 +52,14 @@ class UserCallbacks(keras.callbacks.Callback):
         self._view: Any = None
         self._graph: tuple[Any, tf.Graph] | None = None
 
+    @property
+    def stops_on_nan(self) -> bool:
+        """Whether a `TerminateOnNaN` (without `raise_error`) is to stop on a NaN loss."""
+        return any(
+            isinstance(c, keras.callbacks.TerminateOnNaN) and not getattr(c, "raise_error", False)
+            for c in self.callbacks
+        )
+
     # ---- what the loop asks -----------------------------------------------------
     def steps_until_needed(self, global_step: int) -> int | None:
         needs = []

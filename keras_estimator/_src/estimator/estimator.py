@@ -283,8 +283,12 @@ class Estimator:
         last_step = start + steps if steps is not None else max_steps
         state = _loop.StepState(start)
         spec_hooks = model.spec_hooks.get(ModeKeys.TRAIN, ())
+        # The model, params and logs fit would give them (user_callbacks).
+        keras_callbacks = UserCallbacks(user_callbacks, state, last_step)
         hooks = [
-            NanTensorHook.for_loop(),
+            # A NaN loss stops training gracefully when the user asked
+            # keras.callbacks.TerminateOnNaN to stop it.
+            NanTensorHook.for_loop(fail_on_nan_loss=not keras_callbacks.stops_on_nan),
             *spec_hooks,
             *user_hooks,
             *self._default_hooks(model, listeners),
@@ -292,8 +296,7 @@ class Estimator:
         loop_callbacks: list[Any] = [
             _loop.StopAtStep(state, last_step),
             HookCallback(hooks),
-            # The model, params and logs fit would give them (user_callbacks).
-            UserCallbacks(user_callbacks, state, last_step),
+            keras_callbacks,
             # Reads each run's logs only: fusion and logs stay as they are.
             *([_progress.ProgressBar(start, last_step)] if show_progress else []),
             _preemption.StopOnSigterm(preemption),

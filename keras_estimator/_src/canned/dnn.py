@@ -28,6 +28,7 @@ from keras_estimator._src.head.classification_heads import (
 )
 from keras_estimator._src.head.regression_heads import RegressionHead
 from keras_estimator._src.tf_internals import deprecation_notices
+from keras_estimator._src.tf_internals.feature_column_versions import are_v2_columns
 from keras_estimator._src.v1_layers import core, dense, normalization
 
 
@@ -122,6 +123,7 @@ def dnn_model_fn(
     """A model_fn training the network with `head` and `optimizer`."""
 
     def logits_fn(features: Any, mode: str) -> tf.Tensor:
+        require_v2_columns(feature_columns)
         return dnn_logits(
             features,
             feature_columns,
@@ -290,6 +292,24 @@ def check_feature_columns(feature_columns: Any) -> tuple[Any, ...]:
             "[tf.feature_column.numeric_column('x')]."
         )
     return columns
+
+
+def require_v2_columns(feature_columns: Sequence[Any]) -> None:
+    """Refuses v1 feature columns, as 2.15's V2 estimators did when their model was built.
+
+    The v1 estimators (`keras_estimator.compat.estimator.*`) take them.
+    """
+    if are_v2_columns(feature_columns):
+        return
+    v1_columns = [c for c in feature_columns if not are_v2_columns([c])]
+    raise ValueError(
+        "Received a feature column from TensorFlow v1, but this is a TensorFlow v2 "
+        f"Estimator: {v1_columns!r}. Use tf.feature_column columns with it "
+        "(tf.feature_column.shared_embeddings for shared embeddings), or the v1 "
+        "estimator of the same name (tf.compat.v1.estimator.*, here "
+        "keras_estimator.compat.estimator.*), which takes tf.compat.v1.feature_column "
+        "columns."
+    )
 
 
 def check_dropout(dropout: Any) -> None:

@@ -29,6 +29,7 @@ from keras_estimator._src.canned.dnn import (
     check_hidden_units,
     classification_head,
     dnn_logits,
+    require_v2_columns,
 )
 from keras_estimator._src.canned.linear import check_sparse_combiner, linear_logits
 from keras_estimator._src.estimator.estimator import Estimator
@@ -173,6 +174,9 @@ def dnn_linear_combined_model_fn(
     """A model_fn training the wide and the deep part, each with its optimizer."""
 
     def model_fn(features: Any, labels: Any, mode: str) -> Any:
+        for columns in (network.dnn_columns, network.linear_columns):
+            if columns:
+                require_v2_columns(columns)
         updates_before = len(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS))
         logits, dnn_variables, linear_variables = network.logits(
             features, head.logits_dimension, mode

@@ -23,6 +23,7 @@ from keras_estimator._src.canned.dnn import (
     check_feature_columns,
     check_features,
     classification_head,
+    require_v2_columns,
 )
 from keras_estimator._src.canned.linear_sdca import (
     LinearSDCA,
@@ -67,6 +68,7 @@ def linear_model_fn(
     head: Head, feature_columns: Sequence[Any], optimizer: Any, sparse_combiner: str
 ) -> Callable[..., Any]:
     def logits_fn(features: Any, mode: str) -> tf.Tensor:
+        require_v2_columns(feature_columns)
         return linear_logits(
             features, feature_columns, head.logits_dimension, sparse_combiner
         )

@@ -38,6 +38,7 @@ from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.head.base_head import Head, WeightedHead
 from keras_estimator._src.head.classification_heads import BinaryClassHead
 from keras_estimator._src.head.regression_heads import RegressionHead
+from keras_estimator._src.tf_internals.feature_column_versions import are_v2_columns
 
 logger = logging.getLogger("keras_estimator")
 
@@ -153,12 +154,12 @@ def check_sdca_estimator(
             f'sparse_combiner must be "sum" when optimizer is a LinearSDCA, got '
             f"{sparse_combiner!r}."
         )
-    for column in feature_columns:
-        if not isinstance(column, _fc.FeatureColumn):
-            raise ValueError(
-                "V2 feature columns (tf.feature_column.*) are required when optimizer "
-                f"is a LinearSDCA; got {column!r} ({type(column).__name__})."
-            )
+    v1_columns = [c for c in feature_columns if not are_v2_columns([c])]
+    if v1_columns:
+        raise ValueError(
+            "V2 feature columns required when optimizer is a LinearSDCA object; got "
+            f"{v1_columns!r}. Use tf.feature_column columns, or another optimizer."
+        )
     if isinstance(n_classes, int) and n_classes > 2:
         raise ValueError(
             f"LinearSDCA cannot be used in a multi-class setting (n_classes="

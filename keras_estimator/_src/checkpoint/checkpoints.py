@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import errno
 import logging
 import os
 import re
@@ -129,29 +130,86 @@ def save(
     name = f"{CHECKPOINT_BASENAME}-{global_step}"
     prefix = os.path.join(model_dir, name)
     temp_prefix = prefix + "_temp"
-    if isinstance(variables, CheckpointVariables):
-        object_checkpoint.write(variables, temp_prefix)
-    else:
-        names = sorted(variables)
-        tf.raw_ops.SaveV2(
-            prefix=temp_prefix,
-            tensor_names=names,
-            shape_and_slices=[""] * len(names),
-            tensors=[variables[n].read_value() for n in names],
+    try:
+        if isinstance(variables, CheckpointVariables):
+            object_checkpoint.write(variables, temp_prefix)
+        else:
+            names = sorted(variables)
+            tf.raw_ops.SaveV2(
+                prefix=temp_prefix,
+                tensor_names=names,
+                shape_and_slices=[""] * len(names),
+                tensors=[variables[n].read_value() for n in names],
+            )
+        _reached("temp_written")
+        tf.raw_ops.MergeV2Checkpoints(
+            checkpoint_prefixes=[temp_prefix],
+            destination_prefix=prefix,
+            delete_old_dirs=True,
         )
-    _reached("temp_written")
-    tf.raw_ops.MergeV2Checkpoints(
-        checkpoint_prefixes=[temp_prefix],
-        destination_prefix=prefix,
-        delete_old_dirs=True,
-    )
-    _reached("files_written")
-    dropped = _record(model_dir, name, policy, started)
+        _reached("files_written")
+        dropped = _record(model_dir, name, policy, started)
+    except (OSError, tf.errors.OpError) as error:
+        if not _is_disk_full(error):
+            raise
+        raise _disk_full(error, model_dir, name, global_step) from error
     _reached("state_written")
     for old in dropped:
         _delete_checkpoint(model_dir, old)
     logger.info("Saving checkpoints for %d into %s.", global_step, prefix)
     return prefix
+
+
+_DISK_FULL_MESSAGES = ("No space left on device", "Disk quota exceeded")
+
+
+def _is_disk_full(error: BaseException) -> bool:
+    if isinstance(error, tf.errors.ResourceExhaustedError):
+        return True
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = error.message if isinstance(error, tf.errors.OpError) else str(error)
+    return any(phrase in text for phrase in _DISK_FULL_MESSAGES)
+
+
+def _disk_full(
+    error: BaseException, model_dir: str, name: str, global_step: int
+) -> BaseException:
+    """The error of a save that did not fit, after removing what it wrote.
+
+    Of the same type as TensorFlow's (ResourceExhaustedError, usually), so
+    handlers of it still apply; the message says what remains and the fix.
+    """
+    try:
+        _remove_leftovers(model_dir)
+        state = _read_state(model_dir)
+        if state is None or os.path.basename(state.newest) != name:
+            _delete_checkpoint(model_dir, name)  # complete but never listed
+    except (OSError, tf.errors.OpError, _UnreadableState) as cleanup_error:
+        logger.warning("Could not remove the files of %s: %s", name, cleanup_error)
+    try:
+        remaining = latest(model_dir)
+    except ValueError:
+        remaining = None
+    if remaining is None:
+        kept = "No checkpoint remains in model_dir"
+        lost = f"all {global_step} steps trained are lost"
+    else:
+        step = _step_in_name(os.path.basename(remaining)) or 0
+        kept = f"The latest checkpoint remains {remaining}"
+        lost = f"the {global_step - step} steps since it (up to step {global_step}) are lost"
+    detail = error.message if isinstance(error, tf.errors.OpError) else str(error)
+    message = (
+        f"Could not save checkpoint {name} in model_dir {model_dir!r}: the disk is "
+        f"full ({detail}). {kept}; {lost}. Free space on that filesystem (or lower "
+        "keep_checkpoint_max, or use a model_dir on a larger one) and call train() "
+        "again: it resumes from the latest checkpoint."
+    )
+    if isinstance(error, tf.errors.OpError):
+        if type(error) is tf.errors.OpError:
+            return tf.errors.OpError(error.node_def, error.op, message, error.error_code)
+        return type(error)(error.node_def, error.op, message)
+    return OSError(getattr(error, "errno", None) or errno.ENOSPC, message)
 
 
 def _record(

@@ -88,3 +88,24 @@ def test_no_batch_left_for_final_ops_keeps_none_and_the_checkpoint(tmp_path, cap
     assert "no batch left" in caplog.text
     np.testing.assert_array_equal(kept["w"].final_ops_values, estimator.get_variable_value("w"))
     assert estimator.get_variable_value("global_step") == 4
+
+
+def test_logging_tensor_hook_at_end_logs_2_15s_value(tmp_path, caplog):
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [4, 3], initializer=tf.compat.v1.zeros_initializer())
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, tf.matmul(features["x"], w))
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step()
+        )
+        hook = ke.LoggingTensorHook({"end_loss": loss}, at_end=True)
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op, training_hooks=[hook])
+
+    estimator = ke.Estimator(
+        model_fn, model_dir=str(tmp_path), config=ke.RunConfig(log_step_count_steps=None)
+    )
+    with caplog.at_level("INFO", logger="keras_estimator"):
+        estimator.train(_input_fn(), steps=5)
+    logged = [float(m.split("=")[1]) for m in caplog.messages if m.startswith("end_loss")]
+    # 2.15 logged "end_loss = 0.98286855": the tensor evaluated again after the last step.
+    assert len(logged) == 1
+    np.testing.assert_allclose(logged[0], 0.98286855, rtol=1e-6)

@@ -178,8 +178,11 @@ class LoggingTensorHook(SessionRunHook):
         every_n_iter: log every N steps.
         every_n_secs: log at most once every N seconds (the hook then checks
             before every step, so no steps are fused while it runs).
-        at_end: also log the values of the last step when the loop ends (the
-            hook then fetches the tensors on every step).
+        at_end: also log the tensors when the loop ends. As in tf.estimator,
+            training evaluates them once more in `end()`, on the next batch
+            without the train_op; where the loop cannot (evaluation, a plain
+            Keras model's `fit`), the hook fetches them on every step and
+            logs the last step's values.
         formatter: function of the dict tag -> numpy value returning the line.
     """
 
@@ -221,9 +224,13 @@ class LoggingTensorHook(SessionRunHook):
         self._should_trigger = False
         self._fetching = False
         self._last_values: dict[str, Any] | None = None
+        self._run_at_end = False
+
+    def _fetches_for_end(self) -> bool:
+        return self._log_at_end and not self._run_at_end
 
     def steps_until_needed(self, global_step: int) -> int | None:
-        if self._log_at_end or self._every_n_secs is not None or self._counting_runs:
+        if self._fetches_for_end() or self._every_n_secs is not None or self._counting_runs:
             return 1
         until = self._timer.steps_until_trigger(global_step)
         if until is None:
@@ -237,13 +244,17 @@ class LoggingTensorHook(SessionRunHook):
         self._position = None
         self._counting_runs = False
         self._last_values = None
+        self._run_at_end = False
+
+    def after_create_session(self, session: Any, coord: Any) -> None:
+        self._run_at_end = self._log_at_end and _runs_fetches(session)
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
         if self._position is None:
             self._position = run_context.global_step
         self._run_start = run_context.global_step
         self._should_trigger = self._timer.should_trigger_for_step(self._position + 1)
-        self._fetching = self._should_trigger or self._log_at_end
+        self._fetching = self._should_trigger or self._fetches_for_end()
         return SessionRunArgs(self._tensors) if self._fetching else None
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
@@ -258,6 +269,18 @@ class LoggingTensorHook(SessionRunHook):
 
     def end(self, session: Any) -> None:
         if not self._log_at_end:
+            return
+        if self._run_at_end and _runs_fetches(session):
+            try:
+                values = session.run(self._tensors)
+            except tf.errors.OutOfRangeError:
+                # tf.estimator 2.15 raised here, and lost the final checkpoint.
+                logger.warning(
+                    "LoggingTensorHook(at_end=True): the input has no batch left to "
+                    "evaluate the tensors on after the last step; nothing logged."
+                )
+                return
+            self._log(values)
             return
         if self._last_values is None:
             logger.debug("LoggingTensorHook(at_end=True): no step ran, nothing to log.")

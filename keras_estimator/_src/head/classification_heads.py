@@ -252,9 +252,7 @@ class BinaryClassHead(base_head.WeightedHead):
             key("label/mean"): base_head.mean_metric("label/mean"),
             key("accuracy_baseline"): AccuracyBaseline(name="accuracy_baseline"),
             key("auc"): keras.metrics.AUC(num_thresholds=200, curve="ROC", name="auc"),
-            key("auc_precision_recall"): keras.metrics.AUC(
-                num_thresholds=200, curve="PR", name="auc_precision_recall"
-            ),
+            key("auc_precision_recall"): self._precision_recall_auc(),
             **self.regularization_metrics(regularization_losses),
         }
         for threshold in self._thresholds:
@@ -269,6 +267,10 @@ class BinaryClassHead(base_head.WeightedHead):
                 thresholds=threshold, name=f"recall/{suffix}"
             )
         return metrics
+
+    def _precision_recall_auc(self) -> keras.metrics.Metric:
+        """The `auc_precision_recall` metric (BoostedTreesClassifier's computes it as 2.8 did)."""
+        return keras.metrics.AUC(num_thresholds=200, curve="PR", name="auc_precision_recall")
 
     def update_metrics(
         self,

@@ -48,6 +48,7 @@ from keras_estimator._src.canned.boosted_trees_growing import (
     import_ydf,
     read_training_data,
 )
+from keras_estimator._src.canned.boosted_trees_head import Tf28BinaryClassHead
 from keras_estimator._src.canned.dnn import (
     check_feature_columns,
     check_features,
@@ -273,7 +274,8 @@ class BoostedTreesClassifier(_BoostedTrees):
     Columns: `numeric_column` (rank 0 or 1), `bucketized_column` (split at
     its bucket boundaries, as 2.8 split on bucket ids) and `indicator_column`
     of a categorical column. Predictions, metrics and export signatures are
-    those of `BinaryClassHead` (n_classes=2) or `MultiClassHead`. See the
+    those of `BinaryClassHead` (n_classes=2; its `auc_precision_recall` is
+    2.8's trapezoidal one, `canned.boosted_trees_head`) or `MultiClassHead`. See the
     module for the hyperparameters' ydf counterparts.
 
     Raises:
@@ -305,6 +307,13 @@ class BoostedTreesClassifier(_BoostedTrees):
         head = classification_head(
             n_classes, weight_column, label_vocabulary, SUM_OVER_BATCH_SIZE
         )
+        if isinstance(head, BinaryClassHead):
+            # 2.8's binary classifier had an older head: its PR AUC differs.
+            head = Tf28BinaryClassHead(
+                weight_column=weight_column,
+                label_vocabulary=label_vocabulary,
+                loss_reduction=SUM_OVER_BATCH_SIZE,
+            )
         task = Task(
             "binary" if n_classes == 2 else "multiclass",
             head.logits_dimension,

@@ -445,7 +445,7 @@ def test_checkpoint_saver_secs(tmp_path, step_clock):
 
 def test_checkpoint_saver_needs_a_loop(tmp_path):
     hook = CheckpointSaverHook(str(tmp_path), save_steps=1)
-    with pytest.raises(RuntimeError, match="inside Estimator.train"):
+    with pytest.raises(RuntimeError, match="run it in Estimator.train"):
         hook.begin()
 
 

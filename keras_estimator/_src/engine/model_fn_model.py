@@ -332,6 +332,11 @@ class ModelFnModel(keras.Model):
         """Routes fit/evaluate/predict through `estimator` and its model_dir."""
         self._owner = (estimator,)
 
+    @property
+    def bound_estimator(self) -> Any:
+        """The Estimator this model trains through (`model_fn_to_keras`), or None."""
+        return self._owner[0]
+
     def _fit_through(
         self,
         owner: Any,

@@ -43,6 +43,7 @@ from keras_estimator._src.base.session_run_hook import (
     SessionRunValues,
 )
 from keras_estimator._src.checkpoint import checkpoints, eval_events
+from keras_estimator._src.engine.model_fn_model import ModelFnModel
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.hooks.basic_hooks import SecondOrStepTimer, StopAtStepHook
 
@@ -113,12 +114,27 @@ class _StopOnPredicateHook(SessionRunHook):
             run_context.request_stop()
 
 
-def _check_estimator(estimator: Any) -> None:
-    if not isinstance(estimator, Estimator):
-        raise TypeError(
-            "`estimator` must be a keras_estimator.Estimator, got "
-            f"{type(estimator).__name__}."
-        )
+def as_estimator(estimator: Any) -> Estimator:
+    """`estimator`, or the Estimator a `model_fn_to_keras` model trains through.
+
+    Hooks that read an Estimator's evaluations (the `stop_if_*` hooks,
+    `InMemoryEvaluatorHook`) also take the Keras model whose `fit` they run
+    in (through `HookCallback`).
+
+    Raises:
+        TypeError: anything else, with what to pass.
+    """
+    if isinstance(estimator, Estimator):
+        return estimator
+    bound = getattr(estimator, "bound_estimator", None)
+    if isinstance(estimator, ModelFnModel) and isinstance(bound, Estimator):
+        return bound
+    raise TypeError(
+        "`estimator` must be a keras_estimator.Estimator, or a model from "
+        "keras_estimator.model_fn_to_keras (in whose fit the hook runs), got "
+        f"{type(estimator).__name__}. A plain Keras model has no model_dir of "
+        "evaluations: use keras.callbacks.EarlyStopping there."
+    )
 
 
 def _check_schedule(run_every_secs: Any, run_every_steps: Any) -> None:
@@ -182,7 +198,7 @@ def make_early_stopping_hook(
         ...                                 run_every_steps=100)  # doctest: +SKIP
         >>> est.train(input_fn, hooks=[hook])  # doctest: +SKIP
     """
-    _check_estimator(estimator)
+    estimator = as_estimator(estimator)
     _check_schedule(run_every_secs, run_every_steps)
     return _StopOnPredicateHook(should_stop_fn, run_every_secs, run_every_steps)
 
@@ -226,7 +242,7 @@ def _stop_if_threshold_crossed_hook(
     run_every_secs: float | None,
     run_every_steps: int | None,
 ) -> SessionRunHook:
-    _check_estimator(estimator)
+    estimator = as_estimator(estimator)
     _check_schedule(run_every_secs, run_every_steps)
     directory = eval_dir if eval_dir is not None else estimator.eval_dir()
     is_lhs_better = operator.gt if higher_is_better else operator.lt
@@ -271,7 +287,7 @@ def _stop_if_no_metric_improvement_hook(
     run_every_secs: float | None,
     run_every_steps: int | None,
 ) -> SessionRunHook:
-    _check_estimator(estimator)
+    estimator = as_estimator(estimator)
     _check_schedule(run_every_secs, run_every_steps)
     directory = eval_dir if eval_dir is not None else estimator.eval_dir()
     is_lhs_better = operator.gt if higher_is_better else operator.lt
@@ -480,7 +496,7 @@ def make_stop_at_checkpoint_step_hook(
         ValueError: `last_step` is not a non-negative int, or the wait is
             negative.
     """
-    _check_estimator(estimator)
+    estimator = as_estimator(estimator)
     if (
         last_step is None
         or isinstance(last_step, bool)

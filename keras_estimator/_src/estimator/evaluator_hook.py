@@ -39,6 +39,7 @@ from keras_estimator._src.base.session_run_hook import (
 from keras_estimator._src.engine import loop_context
 from keras_estimator._src.engine.hook_callback import check_hooks
 from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME
+from keras_estimator._src.estimator.early_stopping import as_estimator
 from keras_estimator._src.estimator.estimator import Estimator, check_steps
 from keras_estimator._src.hooks.basic_hooks import SecondOrStepTimer
 
@@ -92,11 +93,7 @@ class InMemoryEvaluatorHook(SessionRunHook):
                 f"invalid every_n_iter={every_n_iter!r}: pass a positive int, the "
                 "number of training steps between evaluations."
             )
-        if not isinstance(estimator, Estimator):
-            raise TypeError(
-                "`estimator` must be a keras_estimator.Estimator, got "
-                f"{type(estimator).__name__}."
-            )
+        estimator = as_estimator(estimator)
         if not callable(input_fn):
             raise TypeError(
                 f"input_fn must be callable, got {type(input_fn).__name__}: pass "

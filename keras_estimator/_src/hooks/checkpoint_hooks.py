@@ -117,9 +117,11 @@ class CheckpointSaverHook(SessionRunHook):
         self._context = loop_context.current()
         if self._context is None:
             raise RuntimeError(
-                "CheckpointSaverHook needs the loop's variables: run it inside "
-                "Estimator.train (hooks=...), or in model.fit through HookCallback "
-                "within keras_estimator._src.engine.loop_context.active(LoopContext(...))."
+                "CheckpointSaverHook saves an Estimator's variables, and this loop "
+                "has none: run it in Estimator.train(hooks=...), or through "
+                "HookCallback in the fit of a model made by "
+                "keras_estimator.model_fn_to_keras. For a plain Keras model, use "
+                "keras.callbacks.ModelCheckpoint or BackupAndRestore."
             )
         self._timer.reset()
         self._last_seen_step = None

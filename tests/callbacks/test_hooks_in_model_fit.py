@@ -1,0 +1,41 @@
+"""SessionRunHooks in Keras `Model.fit` through `HookCallback`."""
+
+import pytest
+
+import keras_estimator as ke
+from tests._models import input_fn, make_data, mlp_model_fn
+from tests.callbacks import _harness as h
+
+X, Y = make_data()
+
+
+def _keras_model(model_dir):
+    config = ke.RunConfig(tf_random_seed=1, save_checkpoints_steps=5, log_step_count_steps=None)
+    return ke.model_fn_to_keras(mlp_model_fn, str(model_dir), config, {"hidden": [4]})
+
+
+def test_stop_if_and_in_memory_evaluator_hooks_take_the_keras_model(tmp_path):
+    model = _keras_model(tmp_path)
+    evaluator = ke.experimental.InMemoryEvaluatorHook(
+        model, input_fn(X, Y, repeat=False), every_n_iter=5
+    )
+    # Stops at the first check after an evaluation: any loss is "above" -1.
+    stop = ke.experimental.stop_if_higher_hook(model, "loss", -1.0, run_every_secs=None, run_every_steps=1)
+    model.fit(input_fn(X, Y)(), steps_per_epoch=30, callbacks=[ke.HookCallback([evaluator, stop])])
+    estimator = ke.Estimator(mlp_model_fn, str(tmp_path), params={"hidden": [4]})
+    # The evaluator evaluated when training began (as 2.15's did); the stop
+    # hook read that evaluation at its first check and stopped after step 1.
+    assert int(estimator.get_variable_value("global_step")) == 1
+    assert (tmp_path / "eval").is_dir()
+
+
+def test_a_plain_keras_model_is_told_what_to_use(tmp_path):
+    model = h.build_model()
+    with pytest.raises(TypeError, match="model_fn_to_keras.*keras.callbacks.EarlyStopping"):
+        ke.experimental.stop_if_higher_hook(model, "loss", 1.0)
+    with pytest.raises(TypeError, match="model_fn_to_keras"):
+        ke.experimental.InMemoryEvaluatorHook(model, lambda: None)
+    saver = ke.CheckpointSaverHook(str(tmp_path), save_steps=1)
+    with pytest.raises(RuntimeError, match="keras.callbacks.ModelCheckpoint") as error:
+        h.fit_run(model, 2, [ke.HookCallback([saver])])
+    assert "_src" not in str(error.value)

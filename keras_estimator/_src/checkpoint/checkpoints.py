@@ -370,13 +370,20 @@ def checkpoint_path_argument(value: Any, name: str = "checkpoint_path") -> str |
     )
 
 
-def latest(model_dir: str) -> str | None:
+def latest(model_dir: str, rewrite_state: bool = True) -> str | None:
     """The newest checkpoint prefix in `model_dir`, or None if it has none.
 
     A state file that cannot be parsed, names files that are missing, or is
     missing while checkpoints exist is rebuilt from the `model.ckpt-<step>`
     checkpoints present (the newest that can be read), with a warning saying
-    what was repaired and how many steps that loses.
+    what was repaired and how many steps that loses. Files are looked up by
+    exact name, never by pattern (TensorFlow's `latest_checkpoint` globs, so
+    it finds nothing in a directory named like `run[1]`).
+
+    Args:
+        model_dir: the directory.
+        rewrite_state: write the rebuilt state file back. False for
+            directories this process only reads (a warm start's source).
 
     Raises:
         ValueError: checkpoint files exist but none of them can be read, or
@@ -398,7 +405,7 @@ def latest(model_dir: str) -> str | None:
         # while this ran looks like missing files: judge only a stable file.
         reread = _read_bytes(path)
         if reread == raw or attempts == 3:
-            return _repair(model_dir, state, problem, raw)
+            return _repair(model_dir, state, problem, raw, rewrite_state)
         raw, attempts = reread, attempts + 1
 
 
@@ -421,7 +428,11 @@ def _check_state(
 
 
 def _repair(
-    model_dir: str, state: _State | None, problem: str, raw: bytes | None
+    model_dir: str,
+    state: _State | None,
+    problem: str,
+    raw: bytes | None,
+    rewrite_state: bool = True,
 ) -> str | None:
     """Rebuilds the state file from the checkpoints present; returns the newest."""
     files = _listdir(model_dir)
@@ -449,13 +460,17 @@ def _repair(
                 stamps.append(stamp)
     paths.append(chosen)
     stamps.append(_mtime(os.path.join(model_dir, chosen + ".index")))
-    message = f"Repaired {path}: {problem}. It now names {chosen}"
+    message = (
+        f"Repaired {path}: {problem}. It now names {chosen}"
+        if rewrite_state
+        else f"Not using {path}: {problem}. Reading {chosen}"
+    )
     lost = _steps_lost(state, chosen)
     message += f", losing {lost} steps." if lost else "."
     if damaged:
         message += " Unreadable: " + "; ".join(f"{n} ({why})" for n, why in damaged) + "."
     _warn(message)
-    if _read_bytes(path) == raw:
+    if rewrite_state and _read_bytes(path) == raw:
         preserved = state.last_preserved if state and state.last_preserved else time.time()
         try:
             _write_state(model_dir, paths, stamps, preserved)
@@ -665,6 +680,22 @@ def _reading(checkpoint_path: str) -> Iterator[Any]:
     finally:
         if descriptor is not None:
             os.close(descriptor)
+
+
+@contextlib.contextmanager
+def open_reader(checkpoint_path: str) -> Iterator[Any]:
+    """TensorFlow's reader of the checkpoint at `checkpoint_path`, by exact name.
+
+    For readers of any directory (warm starts, exports, inspection):
+    `tf.train.load_checkpoint` finds no file in a directory named like
+    `run[1]`. The reader is valid inside the `with` block only.
+
+    Raises:
+        DamagedCheckpointError: the files exist but cannot be read.
+        tf.errors.NotFoundError: the files are not there.
+    """
+    with _reading(checkpoint_path) as reader:
+        yield reader
 
 
 def step_of(checkpoint_path: str) -> int:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.checkpoint.vocab_remap import remap_by_vocab
 from keras_estimator._src.engine.variable_store import as_tf_variable
 
@@ -256,7 +257,16 @@ def warm_start(
             another shape or dtype; a vocabulary file is missing or too short.
     """
     path = _resolve_checkpoint(settings.ckpt_to_initialize_from)
-    reader = tf.train.load_checkpoint(path)
+    with _checkpoint.open_reader(path) as reader:
+        return _warm_start_from(reader, path, variables, settings)
+
+
+def _warm_start_from(
+    reader: Any,
+    path: str,
+    variables: Mapping[str, tf.Variable],
+    settings: WarmStartSettings,
+) -> list[str]:
     stored = reader.get_variable_to_shape_map()
     selected = _select(variables, settings.vars_to_warm_start)
     _check_settings_used(settings, selected)
@@ -377,7 +387,9 @@ def _check_settings_used(settings: WarmStartSettings, selected: list[str]) -> No
 # ---- reading the checkpoint ---------------------------------------------------
 def _resolve_checkpoint(source: str) -> str:
     if tf.io.gfile.isdir(source):
-        path = tf.train.latest_checkpoint(source)
+        # By exact name (a glob finds nothing in `run[1]`); the source's state
+        # file is read, never rewritten.
+        path = _checkpoint.latest(source, rewrite_state=False)
         if path is None:
             raise ValueError(
                 f"Cannot warm-start: directory {source!r} holds no checkpoint. "

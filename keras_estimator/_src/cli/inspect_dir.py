@@ -139,19 +139,20 @@ def _checkpoints(model_dir: str) -> tuple[list[dict[str, Any]], str | None, list
 
 
 def _variables(prefix: str) -> tuple[list[dict[str, Any]], int | None]:
-    import tensorflow as tf
+    # By exact name: TensorFlow's load_checkpoint finds nothing in `run[1]`.
+    from keras_estimator._src.checkpoint.checkpoints import open_reader
 
-    reader = tf.train.load_checkpoint(prefix)
-    shapes = reader.get_variable_to_shape_map()
-    dtypes = reader.get_variable_to_dtype_map()
-    rows = [
-        {"name": name, "shape": list(shapes[name]), "dtype": dtypes[name].name}
-        for name in sorted(shapes)
-        if name != _OBJECT_GRAPH
-    ]
-    global_step = None
-    if "global_step" in shapes and not shapes["global_step"]:
-        global_step = int(reader.get_tensor("global_step"))
+    with open_reader(prefix) as reader:
+        shapes = reader.get_variable_to_shape_map()
+        dtypes = reader.get_variable_to_dtype_map()
+        rows = [
+            {"name": name, "shape": list(shapes[name]), "dtype": dtypes[name].name}
+            for name in sorted(shapes)
+            if name != _OBJECT_GRAPH
+        ]
+        global_step = None
+        if "global_step" in shapes and not shapes["global_step"]:
+            global_step = int(reader.get_tensor("global_step"))
     return rows, global_step
 
 

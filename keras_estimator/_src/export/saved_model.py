@@ -74,7 +74,9 @@ def resolve_checkpoint(
     if not path and warm_start_from:
         is_dir = tf.io.gfile.isdir(warm_start_from)
         path = (
-            tf.train.latest_checkpoint(warm_start_from) if is_dir else warm_start_from
+            _checkpoint.latest(warm_start_from, rewrite_state=False)
+            if is_dir
+            else warm_start_from
         )
     if not path:
         raise ValueError(

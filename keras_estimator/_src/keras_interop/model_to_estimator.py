@@ -14,9 +14,9 @@ import os
 from typing import Any
 
 import keras
-import tensorflow as tf
 
 from keras_estimator._src.base.run_config import RunConfig
+from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.keras_interop.keras_model_fn import (
     KerasModelFn,
@@ -131,16 +131,17 @@ def keras_model_from_estimator(
         )
     with keras.saving.custom_object_scope(custom_objects or {}):
         model = copy_model(model_fn.model)
-    reader = tf.train.load_checkpoint(path)
-    stored = reader.get_variable_to_shape_map()
     missing = []
-    for name, (variable, is_local) in named_variables(model).items():
-        if is_local:
-            continue
-        if name not in stored:
-            missing.append(name)
-            continue
-        variable.assign(reader.get_tensor(name))
+    # By exact name: TensorFlow's load_checkpoint finds nothing in `run[1]`.
+    with _checkpoint.open_reader(path) as reader:
+        stored = reader.get_variable_to_shape_map()
+        for name, (variable, is_local) in named_variables(model).items():
+            if is_local:
+                continue
+            if name not in stored:
+                missing.append(name)
+                continue
+            variable.assign(reader.get_tensor(name))
     weights_missing = [n for n in missing if n in _weight_names(model)]
     if weights_missing:
         raise ValueError(

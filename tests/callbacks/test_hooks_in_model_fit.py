@@ -1,5 +1,7 @@
 """SessionRunHooks in Keras `Model.fit` through `HookCallback`."""
 
+import keras
+import numpy as np
 import pytest
 
 import keras_estimator as ke
@@ -39,3 +41,29 @@ def test_a_plain_keras_model_is_told_what_to_use(tmp_path):
     with pytest.raises(RuntimeError, match="keras.callbacks.ModelCheckpoint") as error:
         h.fit_run(model, 2, [ke.HookCallback([saver])])
     assert "_src" not in str(error.value)
+
+
+class _FetchLoss(ke.SessionRunHook):
+    def __init__(self):
+        self.losses = []
+
+    def before_run(self, run_context):
+        return ke.SessionRunArgs("loss")
+
+    def after_run(self, run_context, run_values):
+        self.losses.append(float(run_values.results))
+
+
+def test_a_hook_fetching_loss_in_keras_fit_gets_each_steps_loss(tmp_path):
+    # The Estimator's hooks fetch each step's own loss (its graph tensor);
+    # in plain fit the same hook must get the same values, not fit's mean.
+    estimator_hook = _FetchLoss()
+    h.estimator_run(h.build_model(), 6, [ke.HookCallback([estimator_hook])], model_dir=str(tmp_path))
+    fit_hook, means = _FetchLoss(), []
+    recorder = keras.callbacks.LambdaCallback(
+        on_train_batch_end=lambda batch, logs: means.append(logs["loss"])
+    )
+    h.fit_run(h.build_model(), 6, [ke.HookCallback([fit_hook]), recorder])
+    assert len(fit_hook.losses) == 6
+    np.testing.assert_allclose(fit_hook.losses, estimator_hook.losses, rtol=1e-5)
+    assert fit_hook.losses[1:] != pytest.approx(means[1:], rel=1e-5)

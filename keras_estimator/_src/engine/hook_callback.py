@@ -102,6 +102,7 @@ class HookCallback(keras.callbacks.Callback):
         self._global_step = 0
         self._graph: Any = None
         self._mode = "train"
+        self._loss_before: tuple[float, float] | None = None
 
     @property
     def hooks(self) -> list[Any]:
@@ -148,6 +149,8 @@ class HookCallback(keras.callbacks.Callback):
         with self._graph_lookups():
             requests = [hook.before_run(context) for hook in self._hooks]
         plan = self._fetch_plan(requests)
+        wants_loss = any(key.split(":")[0] == "loss" for key in plan.keys)
+        self._loss_before = self._loss_totals() if wants_loss else None
         self._context, self._plan = context, plan
         self._set_request(plan if plan.keys else None)
 
@@ -290,12 +293,17 @@ class HookCallback(keras.callbacks.Callback):
                     "values as predictions instead."
                 )
             return values
-        # A plain Keras model can only give what its logs hold.
+        # A plain Keras model can only give what its logs hold, and the
+        # run's own loss from its loss tracker (its logs hold the mean).
         logs = logs or {}
+        run_loss = self._run_loss()
         for key in plan.keys:
             if key in values:
                 continue
             name = key.split(":")[0]
+            if name == "loss" and run_loss is not None:
+                values[key] = run_loss
+                continue
             if name not in logs:
                 raise ValueError(
                     f"A hook asked to fetch {key!r}, but this Keras model only "
@@ -304,6 +312,30 @@ class HookCallback(keras.callbacks.Callback):
                 )
             values[key] = logs[name]
         return values
+
+    def _loss_totals(self) -> tuple[float, float] | None:
+        """A plain Keras model's loss tracker: (weighted total, total weight)."""
+        if isinstance(self.model, ModelFnModel):
+            return None
+        tracker = next(
+            (m for m in getattr(self.model, "metrics", []) if m.name == "loss"), None
+        )
+        total, count = (getattr(tracker, name, None) for name in ("total", "count"))
+        if total is None or count is None:
+            return None
+        return float(keras.ops.convert_to_numpy(total)), float(keras.ops.convert_to_numpy(count))
+
+    def _run_loss(self) -> float | None:
+        """The loss of the run just made, from the tracker's totals around it.
+
+        Keras logs the loss averaged since the epoch began; a TF1 hook
+        fetching the loss got the step's. The tracker's weighted sum and
+        weight grew by exactly the run's (batch-size weighted) loss.
+        """
+        before, after = self._loss_before, self._loss_totals()
+        if before is None or after is None or after[1] <= before[1]:
+            return None
+        return (after[0] - before[0]) / (after[1] - before[1])
 
     def _request_stop(self) -> None:
         self.model.stop_training = True

@@ -23,10 +23,11 @@ _REFERENCE = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "tf215_hook_lookups" / "lookups.json").read_text()
 )
 _METHODS = ("begin", "after_create_session", "before_run", "after_run", "end")
-# Collections whose contents are 2.15's exactly. 2.15's LOSSES in training also
-# held the EstimatorSpec's loss, and its LOCAL_VARIABLES in evaluation its own
-# eval_step and loss-mean variables: objects of 2.15's graph, not the model_fn's.
-_SAME_COLLECTIONS = ("global_step", "trainable_variables", "variables", "update_ops")
+# Collections whose contents are 2.15's exactly (LOSSES in training holds the
+# EstimatorSpec's loss, as 2.15 added it). 2.15's LOCAL_VARIABLES in evaluation
+# held its own eval_step and loss-mean variables, objects of 2.15's evaluation
+# graph, not the model_fn's.
+_SAME_COLLECTIONS = ("global_step", "trainable_variables", "variables", "update_ops", "losses")
 
 
 def _comparable(observation):

@@ -368,6 +368,15 @@ class HookCallback(keras.callbacks.Callback):
             step_list = graph.get_collection_ref(tf.compat.v1.GraphKeys.GLOBAL_STEP)
             if not any(v is context.global_step_variable for v in step_list):
                 step_list[:] = [context.global_step_variable]
+        if mode == "train" and isinstance(self.model, ModelFnModel):
+            # tf.estimator added the EstimatorSpec's loss to LOSSES in training.
+            name = self.model.loss_names.get(mode)
+            losses = graph.get_collection_ref(tf.compat.v1.GraphKeys.LOSSES)
+            if name and not any(getattr(t, "name", None) == name for t in losses):
+                try:
+                    losses.append(graph.get_tensor_by_name(name))
+                except (KeyError, ValueError):
+                    pass  # a loss that is not a tensor of this graph
         return graph
 
     @contextlib.contextmanager

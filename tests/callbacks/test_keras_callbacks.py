@@ -275,3 +275,24 @@ def test_model_fn_history_csv_and_calls_as_an_equivalent_keras_model(tmp_path):
         rows = list(csv.reader(file))
     # CSVLogger adds val_ columns when logs have none, in fit too.
     assert rows[0] == ["epoch", "loss", "val_loss"] and len(rows) == 2
+
+
+def test_swap_ema_weights_in_evaluate_as_keras_evaluate(tmp_path):
+    def ema():
+        return keras.optimizers.SGD(0.3, use_ema=True, ema_momentum=0.5)
+
+    fitted = h.build_model(optimizer=ema)
+    h.fit_run(fitted, STEPS, [])
+    estimator = h.estimator_run(h.build_model(optimizer=ema), STEPS, [], model_dir=str(tmp_path))
+
+    def data():
+        return tf.data.Dataset.from_tensor_slices(({"x": h.X}, h.Y)).batch(h.BATCH)
+
+    keras_results = fitted.evaluate(data(), callbacks=[keras.callbacks.SwapEMAWeights()], return_dict=True, verbose=0)
+    ours = estimator.evaluate(data, callbacks=[keras.callbacks.SwapEMAWeights()])
+    # (Both trainings end with the averages in the weights, as fit does, so
+    # this checks that the callback runs on the Estimator's model as in Keras'
+    # evaluate, and swaps back: the checkpoint's weights are unchanged.)
+    assert ours["loss"] == pytest.approx(keras_results["loss"], rel=1e-6)
+    assert ours["accuracy"] == pytest.approx(keras_results["accuracy"], rel=1e-6)
+    h.assert_same_arrays(h.estimator_weights(estimator), fitted.get_weights())

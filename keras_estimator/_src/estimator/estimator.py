@@ -440,7 +440,11 @@ class Estimator:
         )
         self._store.reset_local_variables()
         spec_hooks = model.spec_hooks.get(ModeKeys.EVAL, ())
-        eval_callbacks = [HookCallback([*spec_hooks, *user_hooks]), *user_callbacks]
+        eval_callbacks = [
+            HookCallback([*spec_hooks, *user_hooks]),
+            # The model, params and logs Keras' evaluate would give them.
+            UserCallbacks(user_callbacks, _loop.StepState(0), steps),
+        ]
         with _loop_context.active(self._loop_context()):
             logs, ran = _loop.run_evaluation(
                 model, dataset, steps, eval_callbacks, self._config.steps_per_loop

@@ -3,12 +3,15 @@
 In 2.15 every eval metric of a head was a `tf.keras.metrics.Metric`
 (`accuracy_baseline` a Mean reading `label/mean`'s state): it accumulates
 over batches, resets, and reports `max(mean, 1 - mean)` of the weighted
-label mean.
+label mean. In a traced step (2.15's graph mode) an `EstimatorSpec` holds
+each Keras metric as a `(value_tensor, update_op)` pair, so a model_fn can
+unpack a head's metrics and derive its own from them.
 """
 
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import keras_estimator as ke
 
@@ -49,3 +52,51 @@ def test_accuracy_baseline_accumulates_over_batches_and_resets():
     )
     baseline.reset_state()
     assert float(baseline.result()) == 0.0
+
+
+def _model_fn(features, labels, mode):
+    """A head over logits x * w; eval also derives a metric from the head's."""
+    weight = tf.compat.v1.get_variable("w", [], initializer=tf.ones_initializer())
+    head = ke.MultiClassHead(3)
+    spec = head.create_estimator_spec(
+        features=features,
+        mode=mode,
+        logits=features["x"] * weight,
+        labels=labels,
+        train_op_fn=lambda loss: tf.compat.v1.assign_add(
+            tf.compat.v1.train.get_global_step(), 1
+        ),
+    )
+    if mode != ke.ModeKeys.EVAL:
+        return spec
+    # What a 2.15 model_fn could do: the head's metrics are (value, update_op).
+    value, update_op = spec.eval_metric_ops["accuracy"]
+    metrics = dict(spec.eval_metric_ops, error_rate=(1.0 - value, update_op))
+    return spec._replace(eval_metric_ops=metrics)
+
+
+def test_a_traced_spec_holds_keras_metrics_as_value_and_update_op(tmp_path):
+    logits = np.array([[3.0, 0.0, 0.0], [0.0, 3.0, 0.0], [0.0, 0.0, 3.0], [3.0, 0.0, 0.0]])
+    labels = np.array([[0], [1], [0], [2]])
+
+    def input_fn():
+        features = {"x": logits.astype(np.float32)}
+        return tf.data.Dataset.from_tensor_slices((features, labels)).batch(2)
+
+    estimator = ke.Estimator(_model_fn, model_dir=str(tmp_path))
+    estimator.train(input_fn, steps=1)
+    metrics = estimator.evaluate(input_fn, steps=2)
+    # Two batches: right, right | wrong, wrong.
+    np.testing.assert_allclose(metrics["accuracy"], 0.5, rtol=1e-6)
+    np.testing.assert_allclose(metrics["error_rate"], 0.5, rtol=1e-6)
+    # Metric state is evaluation state: not in the checkpoint.
+    names = [name for name, _ in tf.train.list_variables(str(tmp_path))]
+    assert sorted(names) == ["global_step", "w"]
+
+
+def test_an_eager_spec_keeps_keras_metrics():
+    metric = keras.metrics.Mean()
+    spec = ke.EstimatorSpec(
+        ke.ModeKeys.EVAL, loss=tf.constant(1.0), eval_metric_ops={"m": metric}
+    )
+    assert spec.eval_metric_ops["m"] is metric

@@ -9,8 +9,11 @@ Behaviour follows tf.estimator 2.15's `EstimatorSpec`, with these differences:
 * `mode` must be one of the `ModeKeys` values.
 * `train_op` may also be a `tf.Variable` or a `keras.Variable` (Keras 3
   optimizers' `apply_gradients` returns their iteration variable).
-* A `keras.metrics.Metric` in `eval_metric_ops` is kept as is (Keras 3 metrics
-  have no `updates` to turn into an update op); the Estimator runs it.
+* A `keras.metrics.Metric` in `eval_metric_ops` becomes, in a traced step
+  (graph mode), a `(value_tensor, update_op)` tuple as in 2.15 (a
+  `KerasMetricOps`, whose `metric` is the Keras metric). Keras 3 metrics keep
+  no update op: the op stands for the update the step already makes (it
+  reads the metric's variables after it); eagerly the metric is kept as is.
 * Hooks are duck-typed: any object with `before_run` and `after_run` methods.
 * `scaffold` is stored as given (no default `Scaffold` is made), and in PREDICT
   mode no default `export_outputs` are added here; the exporter does that.
@@ -163,6 +166,24 @@ def _check_op_like(value: Any, field: str) -> None:
         )
 
 
+class KerasMetricOps(tuple):  # type: ignore[type-arg]
+    """A Keras metric as the `(value_tensor, update_op)` pair 2.15 made of it.
+
+    `metric` is the Keras metric; the update op depends on the update the
+    traced step makes (Keras 3 metrics record no update op of their own).
+    """
+
+    metric: keras.metrics.Metric
+
+    def __new__(cls, metric: keras.metrics.Metric) -> KerasMetricOps:
+        value = tf.convert_to_tensor(metric.result())
+        reads = [tf.identity(tf.convert_to_tensor(v)) for v in metric.variables]
+        update_op = tf.group(*reads)
+        ops = super().__new__(cls, (value, update_op))
+        ops.metric = metric
+        return ops
+
+
 def _validate_eval_metric_ops(eval_metric_ops: Any) -> dict[str, Any]:
     if eval_metric_ops is None:
         return {}
@@ -179,7 +200,7 @@ def _validate_eval_metric_ops(eval_metric_ops: Any) -> dict[str, Any]:
                 f"eval_metric_ops keys must be strings, got key {_describe(key)}."
             )
         if isinstance(value, keras.metrics.Metric):
-            checked[key] = value
+            checked[key] = value if tf.executing_eagerly() else KerasMetricOps(value)
             continue
         if not isinstance(value, tuple) or len(value) != 2:
             raise TypeError(

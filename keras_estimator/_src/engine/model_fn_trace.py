@@ -138,6 +138,8 @@ class ModelFnTrace:
         # Keras metrics are evaluation state, not model state: keep them
         # out of checkpoints, as TF1 metric variables were.
         for metric in (spec.eval_metric_ops or {}).values():
+            # A Keras metric, or the (value, update_op) pair made of one.
+            metric = getattr(metric, "metric", metric)
             if isinstance(metric, keras.metrics.Metric):
                 self.store.mark_local(metric.variables)
 

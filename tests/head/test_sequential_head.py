@@ -8,6 +8,7 @@ arrays or Python lists as input_fns give them.
 """
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
@@ -62,3 +63,22 @@ def test_predictions_keep_the_time_axis():
     )
     metrics = SequentialHeadWrapper(ke.BinaryClassHead(), "mask").metrics(2.5)
     assert "accuracy" in metrics and "regularization_loss" in metrics
+
+
+def test_properties_and_bad_arguments_follow_2_15():
+    static = ke.BinaryClassHead(loss_reduction="sum", name="a_static_head")
+    head = SequentialHeadWrapper(static, "a_sequence_mask_col")
+    assert head.name == "a_static_head_sequential"
+    assert head.static_head is static
+    assert head.logits_dimension == 1 and head.loss_reduction == "sum"
+    assert head.input_sequence_mask_key == "a_sequence_mask_col"
+    assert SequentialHeadWrapper(ke.BinaryClassHead()).name is None
+    with pytest.raises(TypeError, match="`sequence_mask` column must be a string"):
+        SequentialHeadWrapper(static, 1)
+    with pytest.raises(TypeError, match="`feature_columns` must be either a string or an iterable"):
+        SequentialHeadWrapper(static, "mask", 1)
+    with pytest.raises(TypeError, match="Column must a string"):
+        SequentialHeadWrapper(static, "mask", ["w", 1])
+    multi = ke.MultiHead([ke.BinaryClassHead(name="a"), ke.RegressionHead(name="b")])
+    with pytest.raises(ValueError, match="`MultiHead` is not supported with `SequentialHeadWrapper`"):
+        SequentialHeadWrapper(multi, "mask")

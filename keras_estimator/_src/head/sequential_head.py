@@ -7,7 +7,7 @@ steps the sequence mask keeps, and predictions keep the time axis.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import tensorflow as tf
@@ -48,8 +48,14 @@ class SequentialHeadWrapper(Head):
     ) -> None:
         if not isinstance(sequence_length_mask, str):
             raise TypeError(
-                f"sequence_mask must be a feature key (a string), got "
-                f"{type(sequence_length_mask).__name__}: {sequence_length_mask!r}."
+                "`sequence_mask` column must be a string. Given type: "
+                f"{type(sequence_length_mask)} ({sequence_length_mask!r}). Give the "
+                "feature key of the [batch, time] mask."
+            )
+        if feature_columns is not None and not isinstance(feature_columns, (str, Iterable)):
+            raise TypeError(
+                "`feature_columns` must be either a string or an iterable of strings got "
+                f"{type(feature_columns)} instead ({feature_columns!r})."
             )
         keys = (
             [feature_columns]
@@ -59,12 +65,13 @@ class SequentialHeadWrapper(Head):
         for key in keys:
             if not isinstance(key, str):
                 raise TypeError(
-                    f"With return_sequences, weight_column (feature_columns) must be a "
-                    f"feature key string, got {type(key).__name__}: {key!r}."
+                    f"Column must a string. Given type: {type(key)} ({key!r}). With "
+                    "return_sequences, weight_column (feature_columns) must be a feature key string."
                 )
         if isinstance(static_head, MultiHead):
             raise ValueError(
-                "A MultiHead cannot be wrapped in a SequentialHeadWrapper."
+                "`MultiHead` is not supported with `SequentialHeadWrapper`. Wrap each "
+                "head of a sequence model on its own."
             )
         self._static_head = check_head(static_head)
         self._mask_key = sequence_length_mask
@@ -76,8 +83,15 @@ class SequentialHeadWrapper(Head):
         return self._mask_key
 
     @property
+    def static_head(self) -> Head:
+        """The head applied at every step."""
+        return self._static_head
+
+    @property
     def name(self) -> str | None:
-        return self._static_head.name
+        """`<static head's name>_sequential`, as in 2.15 (None for an unnamed head)."""
+        name = self._static_head.name
+        return f"{name}_sequential" if name else None
 
     @property
     def logits_dimension(self) -> int:

@@ -5,14 +5,18 @@ tf.estimator 2.15; model_fn, input_fn, EstimatorSpec and RunConfig keep their
 meaning, and training runs on Keras 3's trainer.
 
 Importing the package imports neither TensorFlow nor Keras: each name below
-loads its module when a program first uses it (and then checks that Keras
-runs on the TensorFlow backend).
+loads its module when a program first uses it. A Keras backend other than
+TensorFlow (from KERAS_BACKEND or keras.json) is refused on import.
 """
 
 import typing
 
+from keras_estimator._src.base import backend_check as _backend_check
 from keras_estimator._src.base import lazy_exports as _lazy_exports
 from keras_estimator._src.base import public_names as _public_names
+
+# Read as Keras reads it (environment, keras.json), without importing Keras.
+_backend_check.require_tensorflow_backend()
 
 # `X as X` marks each import below as a re-export for type checkers and IDEs;
 # at run time the same names come from the table in

@@ -1,8 +1,11 @@
 """Importing the package is quiet: what TensorFlow logs comes from the user's code."""
 
+import json
 import os
 import subprocess
 import sys
+
+import pytest
 
 
 def test_importing_the_package_logs_no_tensorflow_warning():
@@ -46,13 +49,21 @@ def test_first_use_of_a_name_loads_it_and_stores_it_on_the_package():
     assert "tensorflow" in loaded
 
 
-def test_first_use_checks_the_keras_backend():
+@pytest.mark.parametrize("backend", ["jax", "numpy"])
+def test_import_refuses_the_backend_keras_reads_from_its_config(tmp_path, backend):
+    # No KERAS_BACKEND: keras.json names the backend. The refusal comes before
+    # Keras is imported (which fails on its own for a backend not installed).
+    (tmp_path / "keras.json").write_text(json.dumps({"backend": backend}))
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+    env["KERAS_HOME"] = str(tmp_path)
     result = subprocess.run(
-        [sys.executable, "-c", "import keras_estimator as ke; ke.Estimator"],
+        [sys.executable, "-c", "import keras_estimator as ke\nprint('imported')\nke.Estimator"],
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "KERAS_BACKEND": "jax"},
+        env=env,
     )
     assert result.returncode != 0
-    assert "KERAS_BACKEND is 'jax'" in result.stderr
+    assert "imported" not in result.stdout
+    assert f"KERAS_BACKEND is {backend!r}" in result.stderr
+    assert "ModuleNotFoundError" not in result.stderr

@@ -5,8 +5,8 @@ program first reaches a name (`keras_estimator.Estimator`,
 `from keras_estimator import RunConfig`, `keras_estimator.install()`), not
 before. The command line (`keras-estimator --help`, `check`) therefore starts
 without them. Each name resolves through the one table of public names, is
-checked against the Keras backend once, and is then stored on the module, so
-later lookups are ordinary attribute reads.
+and is then stored on the module, so later lookups are ordinary attribute reads. (The Keras backend is checked by
+the package's import, from the environment and keras.json.)
 """
 
 from __future__ import annotations
@@ -16,17 +16,9 @@ import sys
 import threading
 from collections.abc import Callable
 
-from keras_estimator._src.base import backend_check, missing_names, public_names
+from keras_estimator._src.base import missing_names, public_names
 
 _lock = threading.RLock()
-_backend_checked = False
-
-
-def _check_backend_once() -> None:
-    global _backend_checked
-    if not _backend_checked:
-        backend_check.require_tensorflow_backend()
-        _backend_checked = True
 
 
 def getattr_for(module_name: str) -> Callable[[str], object]:
@@ -50,7 +42,6 @@ def getattr_for(module_name: str) -> Callable[[str], object]:
         if row is None and name not in subpackages:
             return missing(name)
         with _lock:
-            _check_backend_once()
             if row is None:
                 value: object = importlib.import_module(f"{module_name}.{name}")
             else:

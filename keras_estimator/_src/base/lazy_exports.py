@@ -4,9 +4,10 @@
 program first reaches a name (`keras_estimator.Estimator`,
 `from keras_estimator import RunConfig`, `keras_estimator.install()`), not
 before. The command line (`keras-estimator --help`, `check`) therefore starts
-without them. Each name resolves through the one table of public names, is
-and is then stored on the module, so later lookups are ordinary attribute reads. (The Keras backend is checked by
-the package's import, from the environment and keras.json.)
+without them. Each name resolves through the one table of public names and
+is then stored on the module, so later lookups are ordinary attribute reads.
+(The Keras backend is checked by the package's import, from the environment
+and keras.json.)
 """
 
 from __future__ import annotations

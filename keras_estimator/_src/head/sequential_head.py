@@ -17,8 +17,6 @@ from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.head.base_head import Head, check_head
 from keras_estimator._src.head.multi_head import MultiHead
 
-_PER_EXAMPLE_PREDICTIONS = ("all_class_ids", "all_classes")
-
 
 class SequentialHeadWrapper(Head):
     """A head over every time step: `static_head` on the steps the mask keeps.
@@ -148,17 +146,8 @@ class SequentialHeadWrapper(Head):
     def predictions(
         self, logits: Any, keys: Sequence[str] | None = None
     ) -> dict[str, Any]:
-        logits = tf.convert_to_tensor(logits)
-        shape = tf.shape(logits)
-        flat = tf.reshape(logits, [-1, logits.shape[-1]])
-        predictions = self._static_head.predictions(flat, keys)
-        return {
-            # The class lists are the same at every step: one per example, as in 2.15.
-            key: value[: shape[0]]
-            if key in _PER_EXAMPLE_PREDICTIONS
-            else tf.reshape(value, tf.concat([shape[:2], tf.shape(value)[1:]], 0))
-            for key, value in predictions.items()
-        }
+        """The static head's predictions of `[batch, time, n]` logits, as in 2.15."""
+        return self._static_head.predictions(logits, keys)
 
     def metrics(
         self, regularization_losses: Sequence[Any] | None = None

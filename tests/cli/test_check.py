@@ -198,7 +198,7 @@ def test_folder_of_programs(capsys):
         (
             "import tensorflow as tf\ntf.keras.optimizers.legacy.Adam(0.1)",
             "tf.keras.optimizers.legacy.Adam",
-            "unsupported",
+            "differs",
         ),
         ("import tensorflow.contrib.learn as learn", "tf.contrib.learn", "unsupported"),
     ],

@@ -96,6 +96,9 @@ def canned_model_fn(
 
     def model_fn(features: Any, labels: Any, mode: str) -> Any:
         logits = logits_fn(features, mode)
+        if mode == ModeKeys.TRAIN and optimizers.is_legacy_subclass(optimizer):
+            # 2.15 made a legacy optimizer count in the global step.
+            optimizer.iterations = tf.compat.v1.train.get_global_step()
         return head.create_estimator_spec(
             features,
             mode,

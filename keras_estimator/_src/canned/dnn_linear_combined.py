@@ -201,6 +201,13 @@ def dnn_linear_combined_model_fn(
             scopes = _scope_names([optimizer.name for optimizer, _ in parts])
             for index, ((optimizer, variables), scope) in enumerate(zip(parts, scopes, strict=True)):
                 # The first part's optimizer counts the global step.
+                if optimizers.is_legacy_subclass(optimizer):
+                    ops.extend(
+                        optimizers.call_get_updates(
+                            optimizer, loss, variables, own_iterations=index > 0
+                        )
+                    )
+                    continue
                 ops.extend(
                     optimizer.get_updates(
                         loss, variables, own_iterations=index > 0, scope_name=scope

@@ -18,11 +18,15 @@ over), or a callable returning one.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import keras
 import tensorflow as tf
+
+from keras_estimator._src.canned import optimizer_updates
+from keras_estimator._src.engine import keras2_idioms
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,19 +48,35 @@ _KINDS = {
     ),
     "adam": _Kind(
         "Adam",
-        {"learning_rate": 0.001, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7},
+        {
+            "learning_rate": 0.001,
+            "beta_1": 0.9,
+            "beta_2": 0.999,
+            "epsilon": 1e-7,
+            "amsgrad": 0.0,
+        },
         ("learning_rate", "decay", "beta_1", "beta_2"),
-        lambda h: {"m": 0.0, "v": 0.0},
+        lambda h: {"m": 0.0, "v": 0.0, **({"vhat": 0.0} if h["amsgrad"] else {})},
     ),
     "rmsprop": _Kind(
         "RMSprop",
-        {"learning_rate": 0.001, "rho": 0.9, "momentum": 0.0, "epsilon": 1e-7},
+        {
+            "learning_rate": 0.001,
+            "rho": 0.9,
+            "momentum": 0.0,
+            "epsilon": 1e-7,
+            "centered": 0.0,
+        },
         ("learning_rate", "decay", "rho", "momentum"),
-        lambda h: {"rms": 0.0, **({"momentum": 0.0} if h["momentum"] else {})},
+        lambda h: {
+            "rms": 0.0,
+            **({"momentum": 0.0} if h["momentum"] else {}),
+            **({"mg": 0.0} if h["centered"] else {}),
+        },
     ),
     "sgd": _Kind(
         "SGD",
-        {"learning_rate": 0.01, "momentum": 0.0},
+        {"learning_rate": 0.01, "momentum": 0.0, "nesterov": 0.0},
         ("learning_rate", "decay", "momentum"),
         lambda h: {"momentum": 0.0} if h["momentum"] else {},
     ),
@@ -69,6 +89,7 @@ _KINDS = {
             "l1_regularization_strength": 0.0,
             "l2_regularization_strength": 0.0,
             "beta": 0.0,
+            "l2_shrinkage_regularization_strength": 0.0,
         },
         (
             "learning_rate",
@@ -82,6 +103,8 @@ _KINDS = {
     ),
 }
 _NAMES = {"adagrad": "Adagrad", "adam": "Adam", "ftrl": "Ftrl", "rmsprop": "RMSProp", "sgd": "SGD"}
+# Gradient transformations every tf.keras 2 optimizer took, in the order it applied them.
+CLIPPING = ("clipvalue", "clipnorm", "global_clipnorm")
 
 
 class CannedOptimizer:
@@ -89,30 +112,77 @@ class CannedOptimizer:
 
     Args:
         kind: 'adagrad', 'adam', 'ftrl', 'rmsprop' or 'sgd'.
-        **settings: the optimizer's settings (learning_rate, epsilon, ...).
+        name: the optimizer's name, its variables' scope (`training/<name>/`);
+            by default tf.keras 2's ('Adagrad', 'Adam', 'Ftrl', 'RMSprop',
+            'SGD').
+        learning_rate: a number, or what tf.keras 2 also took: a Keras
+            `LearningRateSchedule` (called with the step count), a callable
+            taking no argument, or a tensor (such as
+            `tf.compat.v1.train.exponential_decay`'s in a graph); only a
+            number is stored as `training/<name>/learning_rate`.
+        clipvalue, clipnorm, global_clipnorm: gradient clipping, applied in
+            that order, as tf.keras 2 applied it.
+        **settings: the optimizer's other settings (epsilon, beta_1, decay,
+            amsgrad, ...).
     """
 
-    def __init__(self, kind: str, **settings: float) -> None:
+    def __init__(
+        self,
+        kind: str,
+        *,
+        name: str | None = None,
+        learning_rate: Any = None,
+        clipvalue: float | None = None,
+        clipnorm: float | None = None,
+        global_clipnorm: float | None = None,
+        **settings: float,
+    ) -> None:
         self._kind = _KINDS[kind]
-        unknown = sorted(set(settings) - set(self._kind.defaults))
+        allowed = {*self._kind.defaults, "decay"}
+        unknown = sorted(set(settings) - allowed)
         if unknown:
             raise ValueError(
-                f"{self._kind.name} takes {sorted(self._kind.defaults)}, got unknown "
-                f"settings {unknown}."
+                f"{self._kind.name} takes {sorted(allowed)}, got unknown settings {unknown}."
             )
-        self._settings = {**self._kind.defaults, **{k: float(v) for k, v in settings.items()}}
-        if self._settings["learning_rate"] <= 0:
+        if clipnorm is not None and global_clipnorm is not None:
+            raise ValueError(
+                f"Give clipnorm or global_clipnorm, not both; got clipnorm={clipnorm!r} and "
+                f"global_clipnorm={global_clipnorm!r}."
+            )
+        self._name = name or self._kind.name
+        self._clipping = {
+            key: float(value)
+            for key, value in zip(CLIPPING, (clipvalue, clipnorm, global_clipnorm), strict=True)
+            if value is not None
+        }
+        for key, value in self._clipping.items():
+            if value < 0:
+                raise ValueError(f"{key} must be >= 0, got {value!r}.")
+        if learning_rate is not None and not isinstance(learning_rate, (int, float)):
+            self._learning_rate: Any = learning_rate  # schedule, callable or tensor
+        else:
+            self._learning_rate = None
+            if learning_rate is not None:
+                settings = {**settings, "learning_rate": learning_rate}
+        self._settings = {
+            **self._kind.defaults,
+            "decay": 0.0,
+            **{k: float(v) for k, v in settings.items()},
+        }
+        if self._learning_rate is None and self._settings["learning_rate"] <= 0:
             raise ValueError(
                 f"learning_rate must be positive, got {self._settings['learning_rate']!r}."
             )
+        if self._settings["decay"] < 0:
+            raise ValueError(f"decay must be >= 0, got {self._settings['decay']!r}.")
 
     @property
     def name(self) -> str:
-        return self._kind.name
+        return self._name
 
     @property
     def settings(self) -> dict[str, float]:
-        return dict(self._settings)
+        return {**self._settings, **self._clipping}
 
     def get_updates(
         self,
@@ -127,10 +197,10 @@ class CannedOptimizer:
         `own_iterations`, in a variable of its own (`training/<Name>/iter`),
         as the second optimizer of a `DNNLinearCombined*` estimator did.
         Its variables are under `training/<scope_name>/`, by default
-        `training/<Name>/` (2.15's graph named a second optimizer of the
+        `training/<name>/` (2.15's graph named a second optimizer of the
         same name `<Name>_1`).
         """
-        scope = f"training/{scope_name or self._kind.name}"
+        scope = f"training/{scope_name or self._name}"
         gradients = tf.compat.v1.gradients(loss, list(params))
         pairs = [(g, v) for g, v in zip(gradients, params, strict=True) if g is not None]
         if not pairs:
@@ -145,7 +215,13 @@ class CannedOptimizer:
                 tf.distribute.ReduceOp.SUM, [tf.convert_to_tensor(g) for g, _ in pairs]
             )
             pairs = list(zip(reduced, [v for _, v in pairs], strict=True))
+        pairs = self._clipped(pairs)
         variables = [v for _, v in pairs]
+        saved = [
+            name
+            for name in self._kind.saved
+            if not (name == "learning_rate" and self._learning_rate is not None)
+        ]
 
         def make_variables(*_: Any) -> tuple[Any, dict[str, Any], list[dict[str, Any]]]:
             if own_iterations:
@@ -159,13 +235,12 @@ class CannedOptimizer:
                 )
             else:
                 iterations = tf.compat.v1.train.get_global_step()
-            settings = {
-                name: self._setting_variable(scope, name) for name in self._kind.saved
-            }
+            settings = {name: self._setting_variable(scope, name) for name in saved}
             slots = [
-                {name: self._slot(scope, v, name, initial) for name, initial in self._kind.slots(
-                    self._settings
-                ).items()}
+                {
+                    name: self._slot(scope, v, name, initial)
+                    for name, initial in self._kind.slots(self._settings).items()
+                }
                 for v in variables
             ]
             return iterations, settings, slots
@@ -176,12 +251,63 @@ class CannedOptimizer:
         else:
             iterations, settings, slots = make_variables()
         values = {name: tf.convert_to_tensor(v) for name, v in settings.items()}
-        updates = [
-            self._update(tf.convert_to_tensor(g), v, slot, values, iterations)
-            for (g, v), slot in zip(pairs, slots, strict=True)
-        ]
+        step = tf.cast(iterations, tf.float32)
+        learning_rate = self._learning_rate_at(values, step)
+        updates = []
+        for (g, v), slot in zip(pairs, slots, strict=True):
+            dtype = v.dtype.base_dtype
+            updates.append(
+                optimizer_updates.apply(
+                    self._kind.name,
+                    g,
+                    v,
+                    slot,
+                    self._coefficients(values, dtype),
+                    tf.cast(learning_rate, dtype),
+                    tf.cast(step + 1.0, dtype),
+                )
+            )
         with tf.control_dependencies(updates):
             return [iterations.assign_add(1)]
+
+    def _clipped(self, pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+        if "clipvalue" in self._clipping:
+            value = self._clipping["clipvalue"]
+            pairs = [(tf.clip_by_value(g, -value, value), v) for g, v in pairs]
+        if "clipnorm" in self._clipping:
+            pairs = [(tf.clip_by_norm(g, self._clipping["clipnorm"]), v) for g, v in pairs]
+        if "global_clipnorm" in self._clipping:
+            clipped, _ = tf.clip_by_global_norm(
+                [g for g, _ in pairs], self._clipping["global_clipnorm"]
+            )
+            pairs = list(zip(clipped, [v for _, v in pairs], strict=True))
+        return pairs
+
+    def _learning_rate_at(self, values: dict[str, tf.Tensor], step: tf.Tensor) -> tf.Tensor:
+        """The step's learning rate, decayed by `decay` as tf.keras 2 did."""
+        given = self._learning_rate
+        if given is None:
+            learning_rate = values["learning_rate"]
+        elif isinstance(given, keras.optimizers.schedules.LearningRateSchedule):
+            learning_rate = given(step)
+        elif callable(given):
+            learning_rate = given()
+        else:
+            learning_rate = given
+        learning_rate = tf.cast(learning_rate, tf.float32)
+        return learning_rate / (1.0 + values["decay"] * step)
+
+    def _coefficients(self, values: dict[str, tf.Tensor], dtype: Any) -> dict[str, Any]:
+        """The settings an update reads: stored ones as variables' values."""
+        h: dict[str, Any] = {}
+        for name, value in self._settings.items():
+            h[name] = tf.cast(values[name] if name in values else value, dtype)
+        h["amsgrad"] = bool(self._settings.get("amsgrad"))
+        h["centered"] = bool(self._settings.get("centered"))
+        h["nesterov"] = bool(self._settings.get("nesterov"))
+        h["momentum_on"] = bool(self._settings.get("momentum"))
+        h["shrinkage_on"] = self._settings.get("l2_shrinkage_regularization_strength", 0.0) > 0
+        return h
 
     def _setting_variable(self, scope: str, name: str) -> Any:
         value = self._settings.get(name, 0.0)
@@ -203,109 +329,28 @@ class CannedOptimizer:
             trainable=False,
         )
 
-    def _update(
-        self,
-        grad: tf.Tensor,
-        var: Any,
-        slots: dict[str, Any],
-        settings: dict[str, tf.Tensor],
-        iterations_variable: Any,
-    ) -> Any:
-        kind, h = self._kind.name, self._settings
-        iterations = tf.cast(iterations_variable, tf.float32)
-        lr = settings["learning_rate"] / (1.0 + settings["decay"] * iterations)
-        dtype = var.dtype.base_dtype
-        lr = tf.cast(lr, dtype)
-        if kind == "Adagrad":
-            return tf.raw_ops.ResourceApplyAdagradV2(
-                var=_handle(var),
-                accum=_handle(slots["accumulator"]),
-                lr=lr,
-                epsilon=tf.constant(h["epsilon"], dtype),
-                grad=grad,
-            )
-        if kind == "Adam":
-            step = iterations + 1.0
-            beta_1, beta_2 = settings["beta_1"], settings["beta_2"]
-            return tf.raw_ops.ResourceApplyAdam(
-                var=_handle(var),
-                m=_handle(slots["m"]),
-                v=_handle(slots["v"]),
-                beta1_power=tf.cast(tf.pow(beta_1, step), dtype),
-                beta2_power=tf.cast(tf.pow(beta_2, step), dtype),
-                lr=lr,
-                beta1=tf.cast(beta_1, dtype),
-                beta2=tf.cast(beta_2, dtype),
-                epsilon=tf.constant(h["epsilon"], dtype),
-                grad=grad,
-            )
-        if kind == "RMSprop":
-            rho = tf.cast(settings["rho"], dtype)
-            epsilon = tf.constant(h["epsilon"], dtype)
-            if h["momentum"]:
-                return tf.raw_ops.ResourceApplyRMSProp(
-                    var=_handle(var),
-                    ms=_handle(slots["rms"]),
-                    mom=_handle(slots["momentum"]),
-                    lr=lr,
-                    rho=rho,
-                    momentum=tf.cast(settings["momentum"], dtype),
-                    epsilon=epsilon,
-                    grad=grad,
-                )
-            rms = _handle(slots["rms"])
-            rms_t = rho * tf.raw_ops.ReadVariableOp(resource=rms, dtype=dtype) + (
-                1.0 - rho
-            ) * tf.square(grad)
-            with tf.control_dependencies([tf.raw_ops.AssignVariableOp(resource=rms, value=rms_t)]):
-                value = tf.raw_ops.ReadVariableOp(resource=_handle(var), dtype=dtype)
-                return tf.raw_ops.AssignVariableOp(
-                    resource=_handle(var),
-                    value=value - lr * grad / (tf.sqrt(rms_t) + epsilon),
-                )
-        if kind == "SGD":
-            if h["momentum"]:
-                return tf.raw_ops.ResourceApplyKerasMomentum(
-                    var=_handle(var),
-                    accum=_handle(slots["momentum"]),
-                    lr=lr,
-                    grad=grad,
-                    momentum=tf.cast(settings["momentum"], dtype),
-                    use_nesterov=False,
-                )
-            return tf.raw_ops.ResourceApplyGradientDescent(var=_handle(var), alpha=lr, delta=grad)
-        # Ftrl
-        l2 = settings["l2_regularization_strength"]
-        adjusted_l2 = tf.cast(l2 + settings["beta"] / (2.0 * settings["learning_rate"]), dtype)
-        return tf.raw_ops.ResourceApplyFtrl(
-            var=_handle(var),
-            accum=_handle(slots["accumulator"]),
-            linear=_handle(slots["linear"]),
-            grad=grad,
-            lr=lr,
-            l1=tf.cast(settings["l1_regularization_strength"], dtype),
-            l2=adjusted_l2,
-            lr_power=tf.cast(settings["learning_rate_power"], dtype),
-        )
 
-
-def _handle(variable: Any) -> Any:
-    """The resource handle to update (this replica's copy under a strategy)."""
-    return variable.handle
-
-
-def get_optimizer(spec: Any, learning_rate: float | None = None) -> CannedOptimizer:
+def get_optimizer(spec: Any, learning_rate: float | None = None) -> Any:
     """An optimizer from what a canned estimator's `optimizer` argument took.
 
     Args:
         spec: a name ('Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD'), a
             `CannedOptimizer`, a Keras optimizer (its settings are carried
-            over), or a callable returning one of these.
+            over), a `tf.keras.optimizers.legacy` optimizer as `install()`
+            serves them (`canned.legacy_optimizers`), or a callable returning
+            one of these. As in 2.15, the callable is called where the
+            training step is built (so it may read the global step, as a
+            `tf.compat.v1.train.exponential_decay` learning rate does).
         learning_rate: the learning rate used with a name (the estimator's
             default for its kind).
+
+    Returns:
+        A `CannedOptimizer`; for a callable, a `DeferredOptimizer`; for a
+        legacy `Optimizer` subclass of the program's own, that object (its
+        `get_updates(loss, params)` makes the train op).
     """
-    if callable(spec) and not isinstance(spec, (CannedOptimizer, keras.optimizers.Optimizer)):
-        spec = spec()
+    if callable(spec) and not _is_optimizer(spec):
+        return DeferredOptimizer(spec, learning_rate)
     if isinstance(spec, CannedOptimizer):
         return spec
     if isinstance(spec, str):
@@ -315,14 +360,73 @@ def get_optimizer(spec: Any, learning_rate: float | None = None) -> CannedOptimi
                 f"Unsupported optimizer name {spec!r}. Use one of "
                 f"{sorted(_NAMES.values())}, or pass an optimizer object."
             )
-        settings = {} if learning_rate is None else {"learning_rate": learning_rate}
-        return CannedOptimizer(kind, **settings)
+        return CannedOptimizer(kind, learning_rate=learning_rate)
     if isinstance(spec, keras.optimizers.Optimizer):
         return _from_keras(spec)
+    to_canned = getattr(spec, "canned_optimizer", None)
+    if to_canned is not None:  # a legacy optimizer (canned.legacy_optimizers)
+        return to_canned() or spec
     raise TypeError(
         f"optimizer must be a name ({sorted(_NAMES.values())}), an optimizer object "
         f"or a callable returning one, got {type(spec).__name__}: {spec!r}."
     )
+
+
+def _is_optimizer(spec: Any) -> bool:
+    return isinstance(spec, (CannedOptimizer, keras.optimizers.Optimizer)) or hasattr(
+        spec, "canned_optimizer"
+    )
+
+
+class DeferredOptimizer:
+    """An optimizer given as a callable, called each time a training step is built.
+
+    tf.estimator 2.15 called it inside the model_fn, so what it returns may
+    depend on the graph (a learning rate decayed from the global step).
+    """
+
+    def __init__(self, factory: Callable[[], Any], learning_rate: float | None) -> None:
+        self._factory = factory
+        self._learning_rate = learning_rate
+
+    def resolve(self) -> Any:
+        """What the callable returns now, as `get_optimizer` takes it."""
+        made = self._factory()
+        if isinstance(made, keras.optimizers.Optimizer):
+            # Only its settings are used: its own variables are not saved.
+            keras2_idioms.unsave(made.variables)
+        if callable(made) and not _is_optimizer(made):
+            raise TypeError(
+                f"The optimizer callable {self._factory!r} returned another callable "
+                f"({made!r}); it must return an optimizer or an optimizer name."
+            )
+        return get_optimizer(made, self._learning_rate)
+
+    @property
+    def name(self) -> str:
+        return str(getattr(self.resolve(), "name", ""))
+
+    def get_updates(self, loss: Any, params: Sequence[Any], **kwargs: Any) -> list[Any]:
+        optimizer = self.resolve()
+        if isinstance(optimizer, CannedOptimizer):
+            return optimizer.get_updates(loss, params, **kwargs)
+        return call_get_updates(optimizer, loss, params, own_iterations=kwargs.get("own_iterations", False))
+
+
+def is_legacy_subclass(optimizer: Any) -> bool:
+    """A legacy `Optimizer` subclass of the program's own (it makes its own updates)."""
+    return (
+        optimizer is not None
+        and not isinstance(optimizer, (CannedOptimizer, DeferredOptimizer))
+        and hasattr(optimizer, "canned_optimizer")
+    )
+
+
+def call_get_updates(optimizer: Any, loss: Any, params: Sequence[Any], own_iterations: bool) -> list[Any]:
+    """`get_updates` of a legacy optimizer subclass, counting in the global step as 2.15 set it."""
+    if not own_iterations:
+        optimizer.iterations = tf.compat.v1.train.get_global_step()
+    return list(optimizer.get_updates(loss, list(params)))
 
 
 def _from_keras(optimizer: keras.optimizers.Optimizer) -> CannedOptimizer:
@@ -332,12 +436,22 @@ def _from_keras(optimizer: keras.optimizers.Optimizer) -> CannedOptimizer:
             f"Canned estimators train with {sorted(_NAMES.values())}; got a Keras "
             f"{type(optimizer).__name__}. Pass one of those optimizers or names."
         )
-    config = optimizer.get_config()
+    with tf.init_scope():  # its settings are variables, read eagerly
+        config = optimizer.get_config()
     settings = {
         name: float(config[name])
         for name in _KINDS[kind].defaults
-        if isinstance(config.get(name), (int, float))
+        if name != "learning_rate" and isinstance(config.get(name), (int, float))
     }
-    if "rho" in _KINDS[kind].defaults and "rho" in config:
-        settings["rho"] = float(config["rho"])
-    return CannedOptimizer(kind, **settings)
+    learning_rate: Any = config["learning_rate"]
+    if isinstance(learning_rate, dict):  # a serialized LearningRateSchedule
+        learning_rate = keras.optimizers.schedules.deserialize(learning_rate)
+    clipping = {key: config.get(key) for key in CLIPPING}
+    name = config.get("name")
+    # Keras 3 names its optimizers 'adam', 'adam_1', ... (tf.keras 2: 'Adam'):
+    # only a name the program chose becomes the variables' scope.
+    snake = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", type(optimizer).__name__)
+    snake = re.sub("([a-z])([A-Z])", r"\1_\2", snake).lower()  # Keras' auto name
+    default = rf"({re.escape(kind)}|{re.escape(snake)})(_\d+)?"
+    scope = name if name and not re.fullmatch(default, name) else None
+    return CannedOptimizer(kind, name=scope, learning_rate=learning_rate, **clipping, **settings)

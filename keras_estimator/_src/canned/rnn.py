@@ -261,11 +261,8 @@ def rnn_optimizer(optimizer: Any) -> Any:
     if isinstance(optimizer, str):
         named = optimizers.get_optimizer(optimizer, learning_rate=DEFAULT_LEARNING_RATE)
         return _ClippedOptimizer(named, DEFAULT_CLIP_NORM)
-    clip_norm = getattr(optimizer, "clipnorm", None)
-    canned = optimizers.get_optimizer(optimizer)
-    if isinstance(clip_norm, (int, float)) and clip_norm > 0:
-        return _ClippedOptimizer(canned, float(clip_norm))
-    return canned
+    # An optimizer object's own clipnorm is applied by the optimizer itself.
+    return optimizers.get_optimizer(optimizer)
 
 
 def rnn_model_fn(

@@ -143,10 +143,12 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
     ),
     KnownDifference(
         "tf.keras.optimizers.legacy.*",
-        _U,
-        "Keras 3 has no legacy optimizers (ImportError); fix: the v1 optimizer "
-        "(tf.compat.v1.train.AdamOptimizer ...: TF1 slots, minimize(loss, "
-        "global_step=...)) or keras.optimizers.Adam with apply_gradients",
+        _D,
+        "Keras 3 has none (ImportError); under install() and `keras-estimator run` "
+        "Adagrad, Adam, Ftrl, RMSprop and SGD train canned estimators with tf.keras "
+        "2's semantics and variable names, and an Optimizer subclass must override "
+        "get_updates; they have no minimize/apply_gradients: elsewhere use "
+        "keras.optimizers.* or tf.compat.v1.train's optimizers",
     ),
     KnownDifference(
         "tf.compat.v1.layers.*",

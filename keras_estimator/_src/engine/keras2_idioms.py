@@ -90,6 +90,17 @@ def accepted(unsave: Callable[[list[Any]], None]) -> Iterator[None]:
                     setattr(owner, attribute, original)
 
 
+def unsave(variables: list[Any]) -> None:
+    """Keeps the variables out of checkpoints, when made by this thread's model_fn.
+
+    For settings objects a model_fn makes and then discards (a Keras
+    optimizer whose configuration a canned estimator reads).
+    """
+    outer = getattr(_active, "unsave", None)
+    if outer is not None and variables:
+        outer(list(variables))
+
+
 def _in_model_fn() -> bool:
     return bool(getattr(_active, "depth", 0))
 

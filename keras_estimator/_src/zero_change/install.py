@@ -10,6 +10,9 @@ runs unmodified in the same process:
 * `tf.keras.layers.DenseFeatures` (also reached as
   `tf.compat.v1.keras.layers.DenseFeatures`), which Keras 3 dropped, is this
   package's Keras 3 layer; a Keras that still has one keeps its own;
+* `tf.keras.optimizers.legacy.{Adagrad,Adam,Ftrl,RMSprop,SGD,Optimizer}`,
+  which raise ImportError in Keras 3, are this package's stand-ins for
+  canned estimators (`canned.legacy_optimizers`);
 * `tf.compat.v1.disable_eager_execution()` and `disable_v2_behavior()` warn
   once and leave eager execution on (see `graph_mode`);
 * the stock hooks and `SessionRunHook` types under `tf.compat.v1.train` are
@@ -43,6 +46,7 @@ import tensorflow as tf
 
 from keras_estimator._src.base import graph_mode as _graph_mode
 from keras_estimator._src.base import public_names
+from keras_estimator._src.canned.legacy_optimizers import LEGACY_NAMES
 from keras_estimator._src.feature_column.dense_features import DenseFeatures
 
 logger = logging.getLogger("keras_estimator")
@@ -187,7 +191,20 @@ def _wanted_patches() -> list[tuple[Any, str, Any]]:
     if tf_keras is not None:
         patches.append((tf_keras, "estimator", compat.keras_estimator))
         patches.extend(_dense_features_patches(tf_keras))
+        patches.extend(_legacy_optimizer_patches(tf_keras))
     return patches
+
+
+def _legacy_optimizer_patches(tf_keras: Any) -> list[tuple[Any, str, Any]]:
+    """`tf.keras.optimizers.legacy.*`, only where Keras has no working ones.
+
+    Keras 3's names there raise ImportError when called; a Keras 2 keeps its
+    own optimizers.
+    """
+    legacy = getattr(getattr(tf_keras, "optimizers", None), "legacy", None)
+    if legacy is None or hasattr(getattr(legacy, "Adam", None), "get_updates"):
+        return []
+    return [(legacy, name, value) for name, value in LEGACY_NAMES.items()]
 
 
 def _dense_features_patches(tf_keras: Any) -> list[tuple[Any, str, Any]]:

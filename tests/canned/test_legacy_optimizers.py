@@ -273,3 +273,67 @@ def test_a_callable_returning_a_keras_3_optimizer_trains_as_the_instance(tmp_pat
     assert from_callable["global_step"] == 4
     for name, value in from_instance.items():
         np.testing.assert_allclose(from_callable[name], value, rtol=1e-6, err_msg=name)
+
+
+def test_linear_and_wide_and_deep_call_a_legacy_subclass_and_a_head_takes_a_legacy_adam(
+    installed, tmp_path
+):
+    seen = []
+
+    class Recording(tf.keras.optimizers.legacy.Optimizer):
+        def get_updates(self, loss, params):
+            seen.append((self.name, sorted(v.name for v in params), self.iterations))
+            return [tf.compat.v1.assign_add(self.iterations, 1).op]
+
+    x = tf.feature_column.numeric_column("x")
+    z = tf.feature_column.numeric_column("z")
+    data = {"x": np.arange(8, dtype=np.float32), "z": np.ones(8, np.float32)}
+    labels = (np.arange(8) > 3).astype(np.int64)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((data, labels)).batch(4).repeat()
+
+    linear = tf.estimator.LinearClassifier(
+        [x], optimizer=Recording(name="lin"), model_dir=str(tmp_path / "linear")
+    )
+    linear.train(input_fn, steps=2)
+    assert linear.get_variable_value("global_step") == 2
+    combined = tf.estimator.DNNLinearCombinedClassifier(
+        model_dir=str(tmp_path / "combined"),
+        linear_feature_columns=[x],
+        linear_optimizer=Recording(name="wide"),
+        dnn_feature_columns=[z],
+        dnn_hidden_units=[2],
+        dnn_optimizer=Recording(name="deep"),
+    )
+    combined.train(input_fn, steps=2)
+    assert combined.get_variable_value("global_step") == 2
+    by_name = {name: (params, iterations) for name, params, iterations in seen}
+    assert by_name["lin"][0] == [
+        "linear/linear_model/bias_weights:0",
+        "linear/linear_model/x/weights:0",
+    ]
+    assert by_name["deep"][1].name.startswith("global_step")
+    # 2.15 gave only the network's optimizer the global step; the other counts its own.
+    assert by_name["wide"][1].name.startswith("training/wide/iter")
+    assert by_name["wide"][0] == [
+        "linear/linear_model/bias_weights:0",
+        "linear/linear_model/x/weights:0",
+    ]
+    assert combined.get_variable_value("training/wide/iter") == 2
+
+    def model_fn(features, labels, mode):
+        logits = tf.compat.v1.layers.dense(features["x"][:, None], 1, name="out")
+        return ke.BinaryClassHead().create_estimator_spec(
+            features,
+            mode,
+            logits,
+            labels=labels,
+            optimizer=tf.keras.optimizers.legacy.Adam(0.1),
+            trainable_variables=tf.compat.v1.trainable_variables(),
+        )
+
+    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "head"))
+    est.train(input_fn, steps=3)
+    assert est.get_variable_value("global_step") == 3
+    assert "training/Adam/out/kernel/m" in est.get_variable_names()

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import tensorflow as tf
+
 from keras_estimator._src.canned.optimizers import CannedOptimizer
 
 _ALLOWED_KWARGS = ("clipnorm", "clipvalue", "lr", "decay", "global_clipnorm")
@@ -78,11 +80,37 @@ class Optimizer:
         self.clipnorm = kwargs.get("clipnorm")
         self.clipvalue = kwargs.get("clipvalue")
         self.global_clipnorm = kwargs.get("global_clipnorm")
-        self.iterations: Any = None
+        self._iterations: Any = None
 
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def iterations(self) -> Any:
+        """The step count: the global step a canned estimator set, else its own.
+
+        As in tf.keras 2, an optimizer given none makes its own counter
+        (`training/<name>/iter`) when a step is built; None outside one.
+        """
+        if self._iterations is None and not tf.executing_eagerly():
+            # Looked up by name in each step being built (not kept): each
+            # trace has its own handle on the variable.
+            with tf.compat.v1.variable_scope(
+                tf.compat.v1.get_variable_scope(), reuse=tf.compat.v1.AUTO_REUSE
+            ):
+                return tf.compat.v1.get_variable(
+                    f"training/{self._name}/iter",
+                    shape=[],
+                    dtype=tf.int64,
+                    initializer=tf.compat.v1.zeros_initializer(),
+                    trainable=False,
+                )
+        return self._iterations
+
+    @iterations.setter
+    def iterations(self, variable: Any) -> None:
+        self._iterations = variable
 
     def _set_hyper(self, name: str, value: Any) -> None:
         self._hyper[name] = value

@@ -261,6 +261,16 @@ def check_cookbook_custom_regression(r):
     assert r["prediction_keys"] == ["price"]
 
 
+def check_fault_tolerance(r):
+    # 2.15: the checkpoint saver runs before the user's hook, so step 6 is
+    # saved before the hook raises; 5 checkpoints kept, resumed at 6.
+    assert r["error"] == "RuntimeError:Interruption"
+    assert r["checkpoint_steps_after_interruption"] == [2, 3, 4, 5, 6]
+    assert r["resumed_from_step"] == 6
+    assert r["global_step"] == 10
+    assert r["latest_checkpoint"] == "model.ckpt-10"
+
+
 CASES = [
     pytest.param("migration_guide_model_fn.py", check_migration_guide_model_fn),
     pytest.param(
@@ -291,6 +301,7 @@ CASES = [
     pytest.param("premade_dnn_classifier.py", check_premade_dnn_classifier),
     pytest.param("census_wide_deep.py", check_census_wide_deep),
     pytest.param("cookbook_custom_regression.py", check_cookbook_custom_regression),
+    pytest.param("fault_tolerance.py", check_fault_tolerance),
     pytest.param(
         "export_saved_model.py", check_export_saved_model, marks=pytest.mark.slow
     ),

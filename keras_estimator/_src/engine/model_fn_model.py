@@ -195,6 +195,11 @@ class ModelFnModel(keras.Model):
         return self._trace.spec_hooks
 
     @property
+    def chief_hook_counts(self) -> dict[str, int]:
+        """Mode -> how many of its `spec_hooks` are training_chief_hooks (first)."""
+        return self._trace.chief_hook_counts
+
+    @property
     def loss_names(self) -> dict[str, str]:
         """Mode -> the graph name of its loss tensor."""
         return self._trace.loss_names

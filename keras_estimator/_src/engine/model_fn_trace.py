@@ -39,7 +39,9 @@ class ModelFnTrace:
         store: the variable store shared by every mode.
 
     Attributes:
-        spec_hooks: mode -> the hooks its EstimatorSpec returned.
+        spec_hooks: mode -> the hooks its EstimatorSpec returned (in TRAIN
+            mode its training_chief_hooks first, then its training_hooks).
+        chief_hook_counts: mode -> how many of `spec_hooks` lead as chief hooks.
         optimizers: mode -> the optimizers (v1 or Keras) whose
             `apply_gradients` its building trace called.
         loss_names: mode -> the graph name of its loss tensor.
@@ -65,6 +67,7 @@ class ModelFnTrace:
         self.building = False
         self.fetching: _fetches.FetchPlan | None = None
         self.spec_hooks: dict[str, tuple[Any, ...]] = {}
+        self.chief_hook_counts: dict[str, int] = {}
         self.optimizers: dict[str, tuple[Any, ...]] = {}
         self.loss_names: dict[str, str] = {}
 
@@ -133,6 +136,11 @@ class ModelFnTrace:
         _check_scaffold(spec.scaffold)
         is_chief = getattr(self.config, "is_chief", True)
         self.spec_hooks[mode] = _spec_hooks(spec, mode, is_chief)
+        self.chief_hook_counts[mode] = (
+            len(spec.training_chief_hooks or ())
+            if mode == ModeKeys.TRAIN and is_chief
+            else 0
+        )
         if spec.loss is not None and hasattr(spec.loss, "name"):
             self.loss_names[mode] = spec.loss.name
         # Keras metrics are evaluation state, not model state: keep them
@@ -215,6 +223,7 @@ class ModelFnTrace:
             The validated EstimatorSpec.
         """
         saved_hooks = dict(self.spec_hooks)
+        saved_chief_counts = dict(self.chief_hook_counts)
         saved_loss_names = dict(self.loss_names)
         saved_store, saved_building = self.store, self.building
         self.store, self.building = store, allow_creation
@@ -224,6 +233,8 @@ class ModelFnTrace:
             self.store, self.building = saved_store, saved_building
             self.spec_hooks.clear()
             self.spec_hooks.update(saved_hooks)
+            self.chief_hook_counts.clear()
+            self.chief_hook_counts.update(saved_chief_counts)
             self.loss_names.clear()
             self.loss_names.update(saved_loss_names)
 

@@ -283,15 +283,25 @@ class Estimator:
         last_step = start + steps if steps is not None else max_steps
         state = _loop.StepState(start)
         spec_hooks = model.spec_hooks.get(ModeKeys.TRAIN, ())
+        num_chief = model.chief_hook_counts.get(ModeKeys.TRAIN, 0)
         # The model, params and logs fit would give them (user_callbacks).
         keras_callbacks = UserCallbacks(user_callbacks, state, last_step)
+        # tf.estimator 2.15's order, at every dispatch point: the chief's
+        # checkpoint saver and training_chief_hooks, its step counter and
+        # summary saver, then the user's hooks, the NaN check, the loss
+        # logger and training_hooks. So a user hook that raises in after_run
+        # does so after that step's checkpoint was written.
+        chief_hooks, counters = self._default_hooks(model, listeners)
         hooks = [
+            *chief_hooks,
+            *spec_hooks[:num_chief],
+            *counters,
+            *user_hooks,
             # A NaN loss stops training gracefully when the user asked
             # keras.callbacks.TerminateOnNaN to stop it.
             NanTensorHook.for_loop(fail_on_nan_loss=not keras_callbacks.stops_on_nan),
-            *spec_hooks,
-            *user_hooks,
-            *self._default_hooks(model, listeners),
+            *self._loss_logger(model),
+            *spec_hooks[num_chief:],
         ]
         loop_callbacks: list[Any] = [
             _loop.StopAtStep(state, last_step),
@@ -362,31 +372,19 @@ class Estimator:
             latest,
         )
 
-    def _default_hooks(self, model: ModelFnModel, listeners: list[Any]) -> list[Any]:
-        """tf.estimator's default hooks: logging, steps/sec, summaries, checkpoints.
+    def _default_hooks(
+        self, model: ModelFnModel, listeners: list[Any]
+    ) -> tuple[list[Any], list[Any]]:
+        """tf.estimator's default chief hooks: (checkpoint saver, counters).
 
-        Step counting and checkpointing run on the chief only, as before.
+        The checkpoint saver (with the saving listeners) comes first, then
+        the step counter and summary saver; other workers of a cluster get
+        none of them.
         """
         config = self._config
-        hooks: list[Any] = []
-        every = config.log_step_count_steps
-        loss_name = model.loss_names.get(ModeKeys.TRAIN)
-        if every and loss_name:
-            hooks.append(
-                LoggingTensorHook(
-                    {"loss": loss_name, "step": "global_step"}, every_n_iter=every
-                )
-            )
         if not config.is_chief:
-            return hooks
-        if every:
-            hooks.append(StepCounterHook(every_n_steps=every, output_dir=self._model_dir))
-        if config.save_summary_steps:
-            hooks.append(
-                SummarySaverHook(
-                    save_steps=config.save_summary_steps, output_dir=self._model_dir
-                )
-            )
+            return [], []
+        savers: list[Any] = []
         if config.save_checkpoints_steps or config.save_checkpoints_secs:
             saver = CheckpointSaverHook(
                 self._model_dir,
@@ -396,8 +394,32 @@ class Estimator:
             )
             saver.keep_checkpoint_max = config.keep_checkpoint_max
             saver.keep_checkpoint_every_n_hours = config.keep_checkpoint_every_n_hours
-            hooks.append(saver)
-        return hooks
+            savers.append(saver)
+        counters: list[Any] = []
+        every = config.log_step_count_steps
+        if every:
+            counters.append(
+                StepCounterHook(every_n_steps=every, output_dir=self._model_dir)
+            )
+        if config.save_summary_steps:
+            counters.append(
+                SummarySaverHook(
+                    save_steps=config.save_summary_steps, output_dir=self._model_dir
+                )
+            )
+        return savers, counters
+
+    def _loss_logger(self, model: ModelFnModel) -> list[Any]:
+        """The "loss = ..., step = ..." LoggingTensorHook every worker runs."""
+        every = self._config.log_step_count_steps
+        loss_name = model.loss_names.get(ModeKeys.TRAIN)
+        if not (every and loss_name):
+            return []
+        return [
+            LoggingTensorHook(
+                {"loss": loss_name, "step": "global_step"}, every_n_iter=every
+            )
+        ]
 
     def _loop_context(self) -> _loop_context.LoopContext:
         return _loop_context.LoopContext(

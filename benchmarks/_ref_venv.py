@@ -43,6 +43,8 @@ PINS = (
     "tensorflow-cpu==2.15.1",
     "tensorflow-estimator==2.15.0",
     "numpy<2",
+    # The premade-estimators tutorial reads its CSV with pandas.
+    "pandas>=2.2,<2.3",
 )
 """Packages installed into the reference venv."""
 

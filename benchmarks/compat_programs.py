@@ -50,6 +50,9 @@ NOISY = {
     "keras_layers_keras_optimizer.py": {"accuracy"},
     # The loss after one step from random weights (2.15's own runs: 4.9 to 5.9).
     "autoencoder_features_only.py": {"loss_before"},
+    # Unseeded, 1000 Adagrad steps: 2.15's own runs predicted the second
+    # flower as Versicolor or Virginica (accuracy 0.63 to 0.77).
+    "premade_estimators_tutorial.py": {"predicted"},
     # Not noise: under install(), disable_v2_behavior() keeps eager on by design.
     "tf1_style_script.py": {"executing_eagerly"},
 }

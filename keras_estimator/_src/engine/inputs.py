@@ -126,39 +126,6 @@ def split_element(element: Any) -> tuple[Any, Any]:
     return element, None
 
 
-def check_features_match(trained: Any, received: Any, mode: str) -> None:
-    """Refuses features of other dtypes than the model trained on.
-
-    A feature missing here is left to model_fn, which may not read it (as
-    tf.estimator left it).
-
-    Args:
-        trained: the element spec TRAIN mode was built with.
-        received: the element spec `mode` is asked to run on.
-
-    Raises:
-        ValueError: a feature has another dtype than in training
-            (tf.estimator refused such input rather than cast it).
-    """
-    expected = _feature_dtypes(split_element(trained)[0])
-    given = _feature_dtypes(split_element(received)[0])
-    changed = {
-        key: (expected[key], given[key])
-        for key in expected
-        if key in given and expected[key] != given[key]
-    }
-    if changed:
-        described = ", ".join(
-            f"{key or 'features'!r}: trained on {old.name}, got {new.name}"
-            for key, (old, new) in changed.items()
-        )
-        raise ValueError(
-            f"input_fn for {mode} gives features of other dtypes than training "
-            f"did ({described}). Cast them in input_fn to the dtypes the model "
-            "was trained on."
-        )
-
-
 def raise_if_feature_missing(error: KeyError, trained: Any, received: Any, mode: str) -> None:
     """Explains a model_fn's KeyError for a feature training had and `mode` lacks.
 

@@ -268,9 +268,10 @@ class ModelFnModel(keras.Model):
         """
         if self._built_modes.get(mode) == element_spec:
             return
+        # Features of other dtypes than training's are traced as given, as
+        # tf.estimator built a new graph for each call: feature columns cast
+        # them; where a dtype cannot work, the model_fn's own error says so.
         trained = self._built_modes.get(ModeKeys.TRAIN) if mode != ModeKeys.TRAIN else None
-        if trained is not None:
-            inputs.check_features_match(trained, element_spec, mode)
         step = {
             ModeKeys.TRAIN: self.train_step,
             ModeKeys.EVAL: self.test_step,

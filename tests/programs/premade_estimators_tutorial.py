@@ -77,12 +77,12 @@ def input_fn(features, batch_size=256):  # noqa: F811 (the tutorial redefines it
 predictions = classifier.predict(input_fn=lambda: input_fn(predict_x))
 
 predicted = []
-for pred_dict, expec in zip(predictions, expected):
+for pred_dict, expec in zip(predictions, expected):  # noqa: B905 (as published)
     class_id = pred_dict["class_ids"][0]
     probability = pred_dict["probabilities"][class_id]
 
     print(
-        'Prediction is "{}" ({:.1f}%), expected "{}"'.format(
+        'Prediction is "{}" ({:.1f}%), expected "{}"'.format(  # noqa: UP032
             SPECIES[class_id], 100 * probability, expec
         )
     )

@@ -53,6 +53,8 @@ NOISY = {
     # Unseeded, 1000 Adagrad steps: 2.15's own runs predicted the second
     # flower as Versicolor or Virginica (accuracy 0.63 to 0.77).
     "premade_estimators_tutorial.py": {"predicted"},
+    # 3 unseeded Adagrad steps: the initial kernel's (2.15: loss 0.98 to 10.3).
+    "metrics_optimizers_guide.py": {"accuracy", "loss"},
     # Not noise: under install(), disable_v2_behavior() keeps eager on by design.
     "tf1_style_script.py": {"executing_eagerly"},
 }

@@ -296,14 +296,23 @@ def test_errors_raise_at_trace_time():
         build(tf.zeros([3]))
 
 
-def test_a_per_example_loss_of_unknown_batch_size_is_not_a_scalar():
-    # Reshaping it to a scalar would fail only when the step runs.
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+@pytest.mark.parametrize("shape", [[None], [None, 1], [1, None]])
+def test_a_loss_of_unknown_size_is_reshaped_when_the_step_runs(shape):
+    # tf.estimator 2.15 reshaped it to a scalar: a batch of 1 works (the
+    # metrics/optimizers migration guide), a larger one fails at run time.
+    @tf.function(input_signature=[tf.TensorSpec(shape, tf.float32)])
     def build(x):
         return EstimatorSpec(EVAL, loss=x).loss
 
-    with pytest.raises(ValueError, match=r"loss must be a scalar.*shape=\(None,\).*reduce_mean"):
-        build(tf.zeros([3]))
+    one = [1 if d is None else d for d in shape]
+    loss = build(tf.fill(one, 2.5))
+    assert loss.shape == () and float(loss) == 2.5
+    three = [3 if d is None else d for d in shape]
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=r"loss must be a scalar.*other than one value.*reduce_mean",
+    ):
+        build(tf.zeros(three))
 
 
 def test_graph_operation_train_op():

@@ -281,6 +281,14 @@ def check_premade_estimators_tutorial(r):
     assert r["predicted"][0] == "Setosa"
 
 
+def check_metrics_optimizers_guide(r):
+    # A per-example loss of batches of 1, reshaped to a scalar as 2.15 did.
+    assert r["global_step"] == 3
+    assert r["eval_keys"] == ["accuracy", "global_step", "loss", "precision", "recall"]
+    assert r["accuracy"] in (0.0, pytest.approx(1 / 3), pytest.approx(2 / 3), 1.0)
+    assert r["loss"] > 0  # unseeded; 2.15 over 3 runs: 0.98 to 10.3
+
+
 CASES = [
     pytest.param("migration_guide_model_fn.py", check_migration_guide_model_fn),
     pytest.param(
@@ -313,6 +321,7 @@ CASES = [
     pytest.param("cookbook_custom_regression.py", check_cookbook_custom_regression),
     pytest.param("fault_tolerance.py", check_fault_tolerance),
     pytest.param("premade_estimators_tutorial.py", check_premade_estimators_tutorial),
+    pytest.param("metrics_optimizers_guide.py", check_metrics_optimizers_guide),
     pytest.param(
         "export_saved_model.py", check_export_saved_model, marks=pytest.mark.slow
     ),

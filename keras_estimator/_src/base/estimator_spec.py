@@ -103,18 +103,37 @@ def _validate_loss(loss: Any, mode: str) -> tf.Tensor | None:
             f"loss must be a numeric tensor, got {_describe(tensor)}. Compute the "
             "loss as a float tensor."
         )
-    known_rank = tensor.shape.rank is not None and tensor.shape.rank > 0
-    if tensor.shape.num_elements() not in (None, 1) or (
-        known_rank and tensor.shape.num_elements() is None
-    ):
-        # A dimension of unknown size (the batch, typically) is not a scalar.
+    if tensor.shape.num_elements() not in (None, 1):
         raise ValueError(
             f"loss must be a scalar (shape () or [1]), got {_describe(tensor)}. "
             "Reduce it first, e.g. loss = tf.reduce_mean(per_example_loss)."
         )
+    if tensor.shape.num_elements() is None:
+        # A dimension of unknown size (a per-example loss of a batch of 1,
+        # say): tf.estimator reshaped it to a scalar when the step ran, and
+        # failed only when it held more than one value.
+        return _scalar_at_run_time(tensor)
     if not tensor.shape.is_compatible_with([]):
         tensor = tf.reshape(tensor, [])
     return tensor
+
+
+def _scalar_at_run_time(tensor: tf.Tensor) -> tf.Tensor:
+    """`tensor` reshaped to a scalar; the step fails if it has other than 1 value."""
+    check = tf.debugging.assert_equal(
+        tf.size(tensor),
+        1,
+        message=(
+            f"loss must be a scalar (shape () or [1]), got a tensor of shape "
+            f"{tensor.shape} holding other than one value (its size follows). "
+            "Reduce it first, e.g. loss = tf.reduce_mean(per_example_loss)"
+        ),
+    )
+    # Reshaping the first value, never the whole tensor: TensorFlow infers
+    # shapes from a call's actual inputs and would report the reshape of a
+    # larger loss before this check could run.
+    with tf.control_dependencies([check]):
+        return tf.reshape(tf.reshape(tensor, [-1])[:1], [])
 
 
 def _validate_predictions(predictions: Any, mode: str) -> Any:

@@ -283,3 +283,29 @@ def test_iterator_input_fn_trains_as_the_dataset_input_fn(
         expected = all_weights(from_dataset)
         for name, value in all_weights(from_iterator).items():
             np.testing.assert_allclose(value, expected[name], rtol=1e-6, err_msg=name)
+
+
+def test_input_fn_may_pop_the_labels_from_the_dict_get_next_returned(tmp_path):
+    # cloudml-samples' census input_fn: `features = it.get_next();
+    # return features, features.pop('label')`.
+    x = X[:, 0]
+    labels = np.arange(len(x), dtype=np.float32)
+
+    def pop_input_fn():
+        dataset = tf.data.Dataset.from_tensor_slices({"x": x, "label": labels})
+        features = one_shot(dataset.batch(10))
+        return features, features.pop("label")
+
+    def model_fn(features, labels, mode):
+        assert sorted(features) == ["x"]
+        bias = tf1.get_variable("bias", [], initializer=tf1.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(labels - features["x"] - bias))
+        train_op = tf1.assign_add(tf1.train.get_global_step(), 1)
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path))
+    est.train(pop_input_fn)
+    assert est.get_variable_value("global_step") == 5
+    result = est.evaluate(pop_input_fn)
+    batch_losses = ((labels - x) ** 2).reshape(5, 10).mean(axis=1)
+    np.testing.assert_allclose(result["loss"], batch_losses.mean(), rtol=1e-5)

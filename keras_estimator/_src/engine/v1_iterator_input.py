@@ -266,6 +266,7 @@ class _RecordingIterator:
         self.dataset = dataset
         self.element_spec = spec
         self.placeholders: Any = None
+        self._flat_placeholders: list[Any] = []
         self._recording = recording
 
     @property
@@ -307,13 +308,16 @@ class _RecordingIterator:
         self.placeholders = tf.nest.pack_sequence_as(
             self.element_spec, flat, expand_composites=True
         )
-        return self.placeholders
+        self._flat_placeholders = flat
+        # input_fn gets its own containers: it may edit them (`f.pop('label')`,
+        # as the cloudml-samples census input_fn does) while every
+        # placeholder stays fed from the dataset's element.
+        return tf.nest.pack_sequence_as(self.element_spec, flat, expand_composites=True)
 
     def flat_placeholders(self) -> list[Any]:
         if self.placeholders is None:
             return []
-        flat: list[Any] = tf.nest.flatten(self.placeholders, expand_composites=True)
-        return flat
+        return list(self._flat_placeholders)
 
     def make_initializer(self, dataset: Any, name: str | None = None) -> Any:
         raise ValueError(

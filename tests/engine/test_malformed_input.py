@@ -264,14 +264,15 @@ _MALFORMED_RESULTS = st.one_of(
     st.tuples(st.text(max_size=5), st.just("input_fn returned str")),
     st.tuples(st.integers(), st.just("input_fn returned int")),
     st.tuples(st.just(_X), st.just("input_fn returned ndarray")),
-    st.tuples(st.just([{"x": _X}, _Y]), st.just("input_fn returned list")),
+    # [features, labels] as a list is a (features, labels) pair, as in 2.15.
+    st.tuples(st.just([{"x": _X}, _Y, _Y]), st.just("input_fn returned list")),
     st.tuples(st.just(({"x": _X},)), st.just("input_fn returned tuple")),
     st.tuples(st.just(({"x": _X}, _Y, _Y)), st.just("input_fn returned tuple")),
     st.tuples(
         st.dictionaries(st.integers(), st.just(_X), min_size=1, max_size=2).map(
             lambda features: (features, _Y)
         ),
-        st.just("features must be a tensor or a dict of tensors, got dict"),
+        st.just("features must be a tensor, a dict of tensors or a tuple of tensors, got dict"),
     ),
     st.tuples(
         st.sampled_from(
@@ -290,16 +291,17 @@ _MALFORMED_RESULTS = st.one_of(
         st.just("labels"),
     ),
     st.tuples(
-        # Features of a (features, labels) tuple are a tensor or a dict.
+        # Features of a (features, labels) tuple are a tensor, a dict or a
+        # tuple (or list) of tensors, not numpy arrays.
         st.sampled_from([(_X, _Y), ((_X, _X), _Y), ([_X], _Y)]),
-        st.just("features must be a tensor or a dict of tensors"),
+        st.just("features must be a tensor, a dict of tensors or a tuple"),
     ),
 )
 _MALFORMED_DATASETS = st.sampled_from(
     [
         (_dataset((_X_TENSOR, _X_TENSOR, _X_TENSOR)), "tuple of 3 elements"),
         (_dataset((_X_TENSOR,)), "tuple of 1 elements"),
-        (_dataset(((_X_TENSOR, _X_TENSOR), _Y)), "features must be a tensor"),
+        # ((x1, x2), labels) is accepted, as in 2.15 (tests/estimator/test_tuple_features.py).
         (_dataset(({1: _X_TENSOR}, _Y)), "features must be a tensor"),
         (_dataset(({"x": None}, _Y)), r"features\['x'\] is None"),
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
 from keras_estimator._src.base import fn_args
@@ -49,12 +50,14 @@ def make_dataset(
     )
     if isinstance(result, tf.data.Dataset):
         dataset = result
-    elif isinstance(result, tuple) and len(result) == 2:
+    elif isinstance(result, (tuple, list)) and len(result) == 2:
+        # (features, labels), as a tuple or a list, as tf.estimator 2.15 took it.
+        result = (_tensors_as_tuple(result[0]), result[1])
         _check_features(result[0])
         dataset = _repeated_tensors(
             result, (("features", result[0]), ("labels", result[1]))
         )
-    elif _is_feature_structure(result):
+    elif not isinstance(result, (tuple, list)) and _is_feature_structure(result):
         _check_features(result)
         dataset = _repeated_tensors(result, (("features", result),))
     else:
@@ -101,6 +104,19 @@ def _repeated_tensors(
             "tensors, numpy arrays of one dtype and a rectangular shape, or a "
             "tf.data.Dataset."
         ) from None
+
+
+def _tensors_as_tuple(features: Any) -> Any:
+    """A list of tensors as a tuple: tf.data would stack a list into one tensor.
+
+    A list of numbers stays a list, one feature tensor.
+    """
+    if isinstance(features, list) and features and all(
+        isinstance(v, (tf.Tensor, tf.SparseTensor, tf.RaggedTensor, np.ndarray, dict))
+        for v in features
+    ):
+        return tuple(features)
+    return features
 
 
 def _first_unconvertible(parts: tuple[tuple[str, Any], ...]) -> tuple[str, Any]:
@@ -163,7 +179,8 @@ def _check_element(spec: Any) -> None:
 def _check_features(features: Any) -> None:
     if not _is_feature_structure(features):
         raise TypeError(
-            f"features must be a tensor or a dict of tensors, got "
+            f"features must be a tensor, a dict of tensors or a tuple of "
+            f"tensors, got "
             f"{type(features).__name__} ({_short(features)})."
         )
     if isinstance(features, dict):
@@ -181,6 +198,10 @@ def _check_features(features: Any) -> None:
 def _is_feature_structure(value: Any) -> bool:
     if isinstance(value, dict):
         return all(isinstance(k, str) for k in value)
+    # A tuple or list of tensors: the inputs of a multi-input Keras model,
+    # or what a model_fn unpacks itself, as tf.estimator 2.15 passed them on.
+    if isinstance(value, (tuple, list)):
+        return bool(value) and all(_is_feature_structure(v) for v in value)
     return isinstance(
         value,
         (tf.Tensor, tf.SparseTensor, tf.RaggedTensor, tf.TypeSpec, tf.Variable),

@@ -1,0 +1,88 @@
+"""Features as a tuple or list of tensors reach model_fn as tf.estimator 2.15 passed them.
+
+2.15 took `((x1, x2), labels)` from input_fn and handed `(x1, x2)` to the
+model_fn: a multi-input Keras model through model_to_estimator takes them in
+its inputs' order, and a model_fn may unpack them itself.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+import keras_estimator as ke
+from keras_estimator.compat import layers
+
+RNG = np.random.default_rng(0)
+X1 = RNG.normal(size=(24, 3)).astype("float32")
+X2 = RNG.normal(size=(24, 3)).astype("float32")
+Y = (X1[:, 0] - 2 * X2[:, 1] > 0).astype("float32")[:, None]
+
+
+def tuple_input_fn():
+    return tf.data.Dataset.from_tensor_slices(((X1, X2), Y)).batch(8)
+
+
+def two_input_model():
+    a = keras.Input((3,), name="a")
+    b = keras.Input((3,), name="b")
+    # Same shapes, different weights per input: swapped inputs change the loss.
+    joined = keras.layers.Add()([keras.layers.Dense(1)(a), keras.layers.Dense(1)(b)])
+    model = keras.Model([a, b], keras.layers.Activation("sigmoid")(joined))
+    model.compile("sgd", "binary_crossentropy")
+    return model
+
+
+def test_a_multi_input_keras_model_takes_tuple_features_in_its_inputs_order(tmp_path):
+    keras.utils.set_random_seed(1)
+    model = two_input_model()
+    expected = model.evaluate([X1, X2], Y, batch_size=8, verbose=0)
+    swapped = model.evaluate([X2, X1], Y, batch_size=8, verbose=0)
+    assert abs(expected - swapped) > 1e-3
+    est = ke.model_to_estimator(keras_model=model, model_dir=str(tmp_path))
+    result = est.evaluate(tuple_input_fn)
+    np.testing.assert_allclose(result["loss"], expected, rtol=1e-5)
+    est.train(tuple_input_fn, steps=3)
+    assert est.get_variable_value("global_step") == 3
+    predictions = list(est.predict(tuple_input_fn))
+    assert len(predictions) == len(Y)
+
+
+def unpacking_model_fn(features, labels, mode):
+    first, second = features
+    logits = layers.dense(first, 1, name="first") - layers.dense(second, 1, name="second")
+    if mode == ke.ModeKeys.PREDICT:
+        return ke.EstimatorSpec(mode, predictions={"logits": logits})
+    loss = tf.compat.v1.losses.sigmoid_cross_entropy(labels, logits)
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+        loss, global_step=tf.compat.v1.train.get_global_step()
+    )
+    return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def _expected_logits(est, x1, x2):
+    def dense(name, x):
+        kernel = est.get_variable_value(f"{name}/kernel")
+        return x @ kernel + est.get_variable_value(f"{name}/bias")
+
+    return dense("first", x1) - dense("second", x2)
+
+
+def test_a_model_fn_unpacks_tuple_features_from_a_dataset(tmp_path):
+    est = ke.Estimator(unpacking_model_fn, model_dir=str(tmp_path))
+    est.train(tuple_input_fn, steps=3)
+    logits = _expected_logits(est, X1, X2)
+    predicted = np.array([p["logits"] for p in est.predict(tuple_input_fn)])
+    np.testing.assert_allclose(predicted, logits, rtol=1e-4, atol=1e-5)
+
+
+def test_an_input_fn_may_return_a_list_of_tensors_as_features(tmp_path):
+    def list_input_fn():
+        return [tf.constant(X1), tf.constant(X2)], tf.constant(Y)
+
+    est = ke.Estimator(unpacking_model_fn, model_dir=str(tmp_path))
+    est.train(list_input_fn, steps=2)
+    logits = _expected_logits(est, X1, X2)
+    labels = Y
+    per_example = np.maximum(logits, 0) - logits * labels + np.log1p(np.exp(-np.abs(logits)))
+    result = est.evaluate(list_input_fn, steps=1)
+    np.testing.assert_allclose(result["loss"], per_example.mean(), rtol=1e-4)

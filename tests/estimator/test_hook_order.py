@@ -92,3 +92,17 @@ def test_hooks_run_in_2_15_order_at_every_point(tmp_path):
     # Each step's checkpoint is written (after_save) before any hook's after_run.
     first_after_run = ledger.index(("after_run", "chief"))
     assert ledger[first_after_run - 1] == ("after_save", 1)
+
+
+def test_a_checkpoint_saver_of_the_programs_own_replaces_the_default(tmp_path):
+    # 2.15 (run in its venv): listeners see [0, 3, 6, 9, 12] and the model_dir
+    # holds only the program's saver's checkpoints 0, 3, 6, 9, 12.
+    ledger = []
+    est = ke.Estimator(
+        mlp_model_fn, model_dir=str(tmp_path), params={"hidden": [8]},
+        config=ke.RunConfig(save_checkpoints_steps=5),
+    )
+    own = ke.CheckpointSaverHook(str(tmp_path), save_steps=3)
+    est.train(input_fn(X, Y), steps=12, hooks=[own], saving_listeners=[Listener(ledger)])
+    assert [step for _, step in ledger] == [0, 3, 6, 9, 12]
+    assert checkpoint_steps(tmp_path) == [0, 3, 6, 9, 12]

@@ -291,7 +291,21 @@ class Estimator:
         # summary saver, then the user's hooks, the NaN check, the loss
         # logger and training_hooks. So a user hook that raises in after_run
         # does so after that step's checkpoint was written.
-        chief_hooks, counters = self._default_hooks(model, listeners)
+        # As in 2.15, a CheckpointSaverHook of the program's own (in hooks=,
+        # training_hooks or training_chief_hooks) replaces the default one
+        # and takes the saving listeners.
+        own_savers = [
+            hook
+            for hook in [*user_hooks, *spec_hooks[num_chief:], *spec_hooks[:num_chief]]
+            if isinstance(hook, CheckpointSaverHook)
+        ]
+        chief_hooks, counters = self._default_hooks(
+            model, listeners, with_saver=not own_savers
+        )
+        if own_savers:
+            for listener in listeners:
+                if listener not in own_savers[0]._listeners:
+                    own_savers[0]._listeners.append(listener)
         hooks = [
             *chief_hooks,
             *spec_hooks[:num_chief],
@@ -373,7 +387,7 @@ class Estimator:
         )
 
     def _default_hooks(
-        self, model: ModelFnModel, listeners: list[Any]
+        self, model: ModelFnModel, listeners: list[Any], with_saver: bool = True
     ) -> tuple[list[Any], list[Any]]:
         """tf.estimator's default chief hooks: (checkpoint saver, counters).
 
@@ -385,7 +399,7 @@ class Estimator:
         if not config.is_chief:
             return [], []
         savers: list[Any] = []
-        if config.save_checkpoints_steps or config.save_checkpoints_secs:
+        if with_saver and (config.save_checkpoints_steps or config.save_checkpoints_secs):
             saver = CheckpointSaverHook(
                 self._model_dir,
                 save_secs=config.save_checkpoints_secs,

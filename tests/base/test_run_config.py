@@ -719,16 +719,9 @@ MALFORMED = [
     ),
     pytest.param(
         {"cluster": DOC_CLUSTER, "task": {"type": "gpu_worker", "index": 0}},
-        r"\"task\"\[\"type\"\]: unknown task type 'gpu_worker'. Use one of",
+        r"\"task\"\[\"type\"\]: gpu_worker is not a valid task_type in the "
+        r"cluster_spec \['chief', 'ps', 'worker'\]",
         id="unknown-task-type",
-    ),
-    pytest.param(
-        {
-            "cluster": {**DOC_CLUSTER, "trainer": ["t:1"]},
-            "task": {"type": "worker", "index": 0},
-        },
-        r"TF_CONFIG \"cluster\": unknown task type 'trainer'",
-        id="unknown-job",
     ),
     pytest.param(
         {
@@ -784,7 +777,7 @@ MALFORMED = [
             "cluster": {"chief": ["a:1"], "worker": ["b:1"]},
             "task": {"type": "ps", "index": 0},
         },
-        r"'ps' is not a job of the cluster \['chief', 'worker'\]",
+        r"ps is not a valid task_type in the cluster_spec \['chief', 'worker'\]",
         id="task-type-not-in-cluster",
     ),
     pytest.param(
@@ -899,3 +892,95 @@ def test_global_ids_are_a_bijection(cluster_and_task):
     )
     assert evaluator.global_id_in_cluster is None
     assert not evaluator.is_chief
+
+
+# ---------------------------------------------------------------- tf.estimator 2.15's clusters
+
+
+def test_port_zero_addresses_are_accepted_as_in_2_15(monkeypatch):
+    # run_config_test.py of 2.15 builds its clusters on 'host0:0'.
+    cluster = {
+        CHIEF: ["host0:0"],
+        WORKER: ["host3:3", "host4:4", "host5:5"],
+        PS: ["host1:1", "host2:2"],
+    }
+    config = _config_for(monkeypatch, cluster, CHIEF, 0)
+    assert config.cluster_spec.as_dict() == cluster
+    assert config.master == "grpc://host0:0"
+    assert config.is_chief
+    assert (config.num_worker_replicas, config.num_ps_replicas) == (4, 2)
+    assert config.global_id_in_cluster == 0
+    master = _config_for(
+        monkeypatch, {"master": ["host0:0"], WORKER: ["host3:3"]}, "master", 0
+    )
+    assert master.master == "grpc://host0:0"
+
+
+@pytest.mark.parametrize("address", ["host0:65536", "host0:-1", "host0:", ":0"])
+def test_ports_outside_0_to_65535_are_still_refused(monkeypatch, address):
+    _set_tf_config(
+        monkeypatch,
+        {"cluster": {CHIEF: [address]}, "task": {"type": CHIEF, "index": 0}},
+    )
+    with pytest.raises(ValueError, match="is not a 'host:port' address"):
+        RunConfig()
+
+
+def test_jobs_of_other_names_are_part_of_the_cluster_as_in_2_15(monkeypatch):
+    # 2.15 (run_config_test.test_global_id_in_cluster_for_multipe_worker_types):
+    # the chief first, then the other jobs in alphabetical order, the ps last.
+    cluster = {
+        CHIEF: ["host0:0"],
+        WORKER: ["host3:3", "host4:4", "host5:5"],
+        "other_type": ["host3:1", "host4:2"],
+        PS: ["host6:3", "host7:4", "host8:5"],
+    }
+    config = _config_for(monkeypatch, cluster, "other_type", 1)
+    assert config.task_type == "other_type"
+    assert config.task_id == 1
+    assert config.global_id_in_cluster == 2
+    assert not config.is_chief
+    assert config.master == "grpc://host4:2"
+    assert config.cluster_spec.as_dict() == cluster
+    assert (config.num_worker_replicas, config.num_ps_replicas) == (4, 3)
+    worker = _config_for(monkeypatch, cluster, WORKER, 0)
+    assert worker.global_id_in_cluster == 3
+    ps = _config_for(monkeypatch, cluster, PS, 1)
+    assert ps.global_id_in_cluster == 7
+
+
+def test_task_outside_the_cluster_keeps_2_15s_phrase(monkeypatch):
+    _set_tf_config(
+        monkeypatch,
+        {
+            "cluster": {CHIEF: ["host0:0"], "local": ["h:1"]},
+            "task": {"type": "alloc", "index": 0},
+        },
+    )
+    with pytest.raises(
+        ValueError, match="alloc is not a valid task_type in the cluster_spec"
+    ):
+        RunConfig()
+
+
+@pytest.mark.parametrize(
+    "task, pattern",
+    [
+        ("local", r"`task.type` in TF_CONFIG cannot be `local`"),
+        (
+            "alloc",
+            r"Task type alloc is not supported\. Supported task types are "
+            r"\['chief', 'worker', 'ps', 'evaluator'\]",
+        ),
+    ],
+)
+def test_train_and_evaluate_refuses_a_task_of_another_job_with_2_15s_message(
+    monkeypatch, task, pattern
+):
+    from keras_estimator._src.training.cluster import run_task
+
+    config = _config_for(monkeypatch, {CHIEF: ["host0:0"], task: ["hos1:1"]}, task, 0)
+    estimator = mock.Mock(config=config)
+    with pytest.raises(ValueError, match=pattern):
+        run_task(estimator, mock.Mock(), mock.Mock(), None)
+    estimator.train.assert_not_called()

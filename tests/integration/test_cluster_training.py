@@ -294,7 +294,7 @@ BAD_TF_CONFIGS = [
     ),
     pytest.param(
         json.dumps({"cluster": CLUSTER, "task": {"type": "trainer", "index": 0}}),
-        r'Invalid TF_CONFIG "task"\["type"\]: unknown task type \'trainer\'',
+        r'Invalid TF_CONFIG "task"\["type"\]: trainer is not a valid task_type',
         id="unknown-task-type",
     ),
     pytest.param(

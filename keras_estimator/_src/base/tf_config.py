@@ -150,11 +150,13 @@ def _read_cluster(tf_config: dict) -> dict[str, list[str]]:
                 'Remove "evaluator" from "cluster"; keep it only as the "task" '
                 "type of the evaluator process.",
             )
-        if job not in _CLUSTER_JOBS:
+        # Jobs other than chief/master/worker/ps (e.g. "local", "alloc") are
+        # kept in the cluster spec, as tf.estimator 2.15 kept them.
+        if not job:
             raise _tf_config_error(
                 '"cluster"',
-                f"unknown task type {job!r}",
-                f"Use only the task types {list(_CLUSTER_JOBS)}.",
+                "it has a job with an empty name",
+                'Name every job, e.g. "chief", "worker" or "ps".',
             )
         if not isinstance(addresses, list) or not all(
             isinstance(address, str) and address for address in addresses
@@ -173,11 +175,14 @@ def _read_cluster(tf_config: dict) -> dict[str, list[str]]:
 
 
 def _check_address(job: str, index: int, address: str) -> None:
-    """An address must be "host:port" (IPv6 hosts in brackets), port 1-65535."""
+    """An address must be "host:port" (IPv6 hosts in brackets), port 0-65535.
+
+    Port 0 ("host0:0") is accepted, as tf.estimator 2.15 accepted it.
+    """
     host, _, port = address.rpartition(":")
     # isdigit() alone also accepts digits such as "²" that int() refuses.
     is_number = port.isascii() and port.isdigit()
-    if not host or not is_number or not 0 < int(port) < 65536:
+    if not host or not is_number or not 0 <= int(port) < 65536:
         raise _tf_config_error(
             f'"cluster"["{job}"][{index}]',
             f"{address!r} is not a 'host:port' address",
@@ -279,12 +284,6 @@ def _check_cluster_shape(jobs: dict[str, list[str]]) -> str | None:
 def _check_task_in_cluster(
     jobs: dict[str, list[str]], task_type: str, task_id: int, chief_job: str | None
 ) -> None:
-    if task_type not in _TASK_TYPES:
-        raise _tf_config_error(
-            '"task"["type"]',
-            f"unknown task type {task_type!r}",
-            f"Use one of {list(_TASK_TYPES)}.",
-        )
     if task_type == TaskType.EVALUATOR:
         if chief_job == TaskType.MASTER:
             raise _tf_config_error(
@@ -296,8 +295,8 @@ def _check_task_in_cluster(
     if task_type not in jobs:
         raise _tf_config_error(
             '"task"["type"]',
-            f"{task_type!r} is not a job of the cluster {sorted(jobs)}",
-            'Set "type" to one of the jobs listed in "cluster".',
+            f"{task_type} is not a valid task_type in the cluster_spec {sorted(jobs)}",
+            'Set "type" to one of the jobs listed in "cluster", or to "evaluator".',
         )
     if task_id >= len(jobs[task_type]):
         raise _tf_config_error(

@@ -69,6 +69,19 @@ def run_task(
         return _run_ps(estimator)
     if task in (TaskType.CHIEF, TaskType.WORKER):
         return _run_trainer(estimator, train_spec)
+    if task == "local":
+        raise ValueError(
+            "`task.type` in TF_CONFIG cannot be `local`: without `cluster` and "
+            "`task` in TF_CONFIG, train_and_evaluate runs locally. Remove them, "
+            "or name this task chief, worker, ps or evaluator."
+        )
+    if task != TaskType.MASTER:
+        raise ValueError(
+            f"Task type {task} is not supported. Supported task types are "
+            f"{[TaskType.CHIEF, TaskType.WORKER, TaskType.PS, TaskType.EVALUATOR]}; "
+            f"TF_CONFIG names this task {task!r} in the cluster "
+            f"{config.cluster_spec.as_dict()}. Rename its job to one of them."
+        )
     raise ValueError(
         f'TF_CONFIG task type {task!r} cannot run train_and_evaluate in a cluster '
         f"{config.cluster_spec.as_dict()}: the legacy 'master' job trained with "

@@ -264,7 +264,7 @@ def test_conditional_step_increment_still_counts_every_step(tmp_path):
 
 def test_model_fn_returning_non_spec(tmp_path):
     est = ke.Estimator(lambda features, labels, mode: {"loss": 1.0}, model_dir=str(tmp_path))
-    with pytest.raises(TypeError, match="model_fn must return an EstimatorSpec, got dict"):
+    with pytest.raises(ValueError, match="model_fn should return an EstimatorSpec, got dict"):
         est.train(input_fn(X, Y), steps=1)
 
 
@@ -288,7 +288,7 @@ def test_steps_and_max_steps_together(tmp_path):
 
 def test_input_fn_wrong_structure(tmp_path):
     est = make_estimator(tmp_path)
-    with pytest.raises(TypeError, match="input_fn returned list"):
+    with pytest.raises(ValueError, match="len 2 tuple: input_fn returned list"):
         est.train(lambda: [1, 2, 3], steps=1)
     with pytest.raises(TypeError, match="tuple of 3 elements"):
         est.train(lambda: tf.data.Dataset.from_tensors((X, Y, Y)), steps=1)

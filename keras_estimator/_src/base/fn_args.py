@@ -69,10 +69,17 @@ def validate_model_fn(model_fn: Any) -> tuple[str, ...]:
     """Checks a model_fn's signature; returns its parameter names.
 
     Raises:
+        ValueError: `model_fn` is None (tf.estimator 2.15's type for it).
         TypeError: `model_fn` is not callable.
         ValueError: it takes parameters other than features, labels, mode,
             params and config, or does not take `features`.
     """
+    if model_fn is None:
+        # tf.estimator 2.15 raised ValueError for a missing model_fn.
+        raise ValueError(
+            "model_fn must be provided to Estimator, got None. Pass a function "
+            "`model_fn(features, labels, mode, params, config)`."
+        )
     if not callable(model_fn):
         raise TypeError(
             f"model_fn must be callable, got {model_fn!r} of type "

@@ -53,6 +53,7 @@ def check_hooks(hooks: Any, name: str = "hooks") -> list[Any]:
         missing = [m for m in _HOOK_METHODS if not callable(getattr(hook, m, None))]
         if missing:
             raise TypeError(
+                f"Hooks must be a SessionRunHook, given: {hook!r}. "
                 f"{name} must contain SessionRunHooks; {hook!r} lacks {missing}. "
                 "Subclass keras_estimator.SessionRunHook."
             )

@@ -60,6 +60,14 @@ def make_dataset(
     elif not isinstance(result, (tuple, list)) and _is_feature_structure(result):
         _check_features(result)
         dataset = _repeated_tensors(result, (("features", result),))
+    elif isinstance(result, (tuple, list)):
+        # tf.estimator 2.15 raised ValueError for a tuple of another length.
+        raise ValueError(
+            "input_fn should return (features, labels) as a len 2 tuple: "
+            f"input_fn returned {type(result).__name__} of {len(result)} elements "
+            f"({_short(result)}); return a tf.data.Dataset of (features, labels) "
+            "or features, or a (features, labels) tuple of tensors."
+        )
     else:
         raise TypeError(
             f"input_fn returned {type(result).__name__} ({_short(result)}); "

@@ -328,7 +328,7 @@ def _raise_with_a_keras_3_fix(err: AttributeError) -> None:
 
 def _raise_not_a_spec(spec: Any) -> None:
     text = repr(spec)
-    raise TypeError(
-        f"model_fn must return an EstimatorSpec, got {type(spec).__name__} "
+    raise ValueError(
+        f"model_fn should return an EstimatorSpec, got {type(spec).__name__} "
         f"({text[:100]}). Return keras_estimator.EstimatorSpec(mode=mode, ...)."
     )

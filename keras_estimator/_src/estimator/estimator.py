@@ -91,8 +91,9 @@ class Estimator:
         if config is None:
             config = RunConfig()
         elif not isinstance(config, RunConfig):
-            raise TypeError(
-                f"config must be a keras_estimator.RunConfig, got {type(config).__name__}."
+            raise ValueError(
+                "config must be an instance of `RunConfig`, but provided "
+                f"{config!r} ({type(config).__name__}). Pass keras_estimator.RunConfig(...)."
             )
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params must be a dict or None, got {type(params).__name__}.")
@@ -167,7 +168,8 @@ class Estimator:
         path = self.latest_checkpoint()
         if path is None:
             raise ValueError(
-                f"model_dir {self._model_dir!r} has no checkpoint yet. Train the "
+                f"Could not find trained model in model_dir: {self._model_dir!r} "
+                "has no checkpoint yet. Train the "
                 "Estimator first, or point model_dir at a trained model."
             )
         return path

@@ -1,0 +1,121 @@
+"""Bad input raises tf.estimator 2.15's exception type with its first phrase.
+
+Programs and tf.estimator's own tests catch these by type and match on the
+phrase (estimator_test.py's assertRaisesRegexp cases reachable through the
+public API); the rest of each message names the value received and the fix.
+"""
+
+from __future__ import annotations
+
+import pytest
+import tensorflow as tf
+
+import keras_estimator as ke
+
+
+def _model_fn(features, labels, mode):
+    weight = tf.compat.v1.get_variable(
+        "w", [], initializer=tf.compat.v1.zeros_initializer()
+    )
+    loss = tf.reduce_sum(features["x"]) * weight
+    step = tf.compat.v1.train.get_or_create_global_step()
+    return ke.EstimatorSpec(
+        mode,
+        loss=loss,
+        train_op=tf.compat.v1.assign_add(step, 1),
+        predictions={"y": features["x"]},
+    )
+
+
+def _input_fn():
+    return {"x": tf.ones([2, 1])}, tf.ones([2, 1])
+
+
+def test_model_fn_none_is_a_value_error():
+    with pytest.raises(
+        ValueError, match=r"model_fn must be provided to Estimator, got None"
+    ):
+        ke.Estimator(model_fn=None)
+    # 2.15's upstream pattern.
+    with pytest.raises(ValueError, match=r"model_fn.* must be"):
+        ke.Estimator(model_fn=None)
+
+
+def test_model_fn_that_is_not_callable_stays_a_type_error():
+    with pytest.raises(TypeError, match=r"model_fn must be callable, got 'abc'"):
+        ke.Estimator(model_fn="abc")
+
+
+def test_config_that_is_not_a_run_config_is_a_value_error():
+    with pytest.raises(
+        ValueError,
+        match=r"config must be an instance of `RunConfig`, but provided 'NotARunConfig' \(str\)",
+    ):
+        ke.Estimator(model_fn=_model_fn, config="NotARunConfig")
+
+
+@pytest.mark.parametrize("method", ["train", "evaluate", "predict"])
+def test_model_fn_returning_something_else_is_a_value_error(tmp_path, method):
+    def model_fn(features, labels, mode):
+        return tf.constant(1.0)
+
+    est = ke.Estimator(model_fn=model_fn, model_dir=str(tmp_path))
+    with pytest.raises(
+        ValueError, match=r"model_fn should return an EstimatorSpec, got SymbolicTensor"
+    ):
+        if method == "train":
+            est.train(_input_fn, steps=1)
+        elif method == "evaluate":
+            est.evaluate(_input_fn, steps=1)
+        else:
+            next(est.predict(_input_fn))
+
+
+@pytest.mark.parametrize("container", [tuple, list])
+@pytest.mark.parametrize("length", [1, 3])
+def test_input_fn_returning_a_tuple_of_other_length_is_a_value_error(
+    tmp_path, container, length
+):
+    def input_fn():
+        features, labels = _input_fn()
+        return container([features, labels, labels][:length])
+
+    est = ke.Estimator(model_fn=_model_fn, model_dir=str(tmp_path))
+    with pytest.raises(
+        ValueError,
+        match=r"input_fn should return \(features, labels\) as a len 2 tuple: "
+        rf"input_fn returned {container.__name__} of {length} elements",
+    ):
+        est.train(input_fn, steps=1)
+
+
+def test_input_fn_returning_a_number_stays_a_type_error(tmp_path):
+    est = ke.Estimator(model_fn=_model_fn, model_dir=str(tmp_path))
+    with pytest.raises(TypeError, match=r"input_fn returned int"):
+        est.train(lambda: 3, steps=1)
+
+
+@pytest.mark.parametrize("method", ["train", "evaluate", "predict"])
+def test_a_hook_that_is_not_a_session_run_hook_keeps_2_15s_phrase(tmp_path, method):
+    est = ke.Estimator(model_fn=_model_fn, model_dir=str(tmp_path))
+    est.train(_input_fn, steps=1)
+    with pytest.raises(
+        TypeError, match=r"Hooks must be a SessionRunHook, given: 'NotAHook'\. .*lacks"
+    ):
+        if method == "train":
+            est.train(_input_fn, steps=1, hooks=["NotAHook"])
+        elif method == "evaluate":
+            est.evaluate(_input_fn, steps=1, hooks=["NotAHook"])
+        else:
+            next(est.predict(_input_fn, hooks=["NotAHook"]))
+
+
+@pytest.mark.parametrize("call", ["get_variable_names", "get_variable_value"])
+def test_variables_before_training_keep_2_15s_phrase(tmp_path, call):
+    est = ke.Estimator(model_fn=_model_fn, model_dir=str(tmp_path))
+    args = ("w",) if call == "get_variable_value" else ()
+    with pytest.raises(
+        ValueError,
+        match=r"Could not find trained model in model_dir: .* has no checkpoint yet",
+    ):
+        getattr(est, call)(*args)

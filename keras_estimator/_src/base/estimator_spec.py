@@ -6,7 +6,8 @@ on eager tensors alike; no graph is required.
 
 Behaviour follows tf.estimator 2.15's `EstimatorSpec`, with these differences:
 
-* `mode` must be one of the `ModeKeys` values.
+* `mode` must be one of the `ModeKeys` values, or None as 2.15 allowed (the
+  Estimator then gives the spec the mode it called the model_fn in).
 * `train_op` may also be a `tf.Variable` or a `keras.Variable` (Keras 3
   optimizers' `apply_gradients` returns their iteration variable).
 * A `keras.metrics.Metric` in `eval_metric_ops` becomes, in a traced step
@@ -15,9 +16,13 @@ Behaviour follows tf.estimator 2.15's `EstimatorSpec`, with these differences:
   no update op: the op stands for the update the step already makes (it
   reads the metric's variables after it); eagerly the metric is kept as is.
 * Hooks are duck-typed: any object with `before_run` and `after_run` methods.
-* `scaffold` is stored as given (no default `Scaffold` is made), and in PREDICT
-  mode no default `export_outputs` are added here; the exporter does that.
-  Both are type-checked here, as tf.estimator did.
+* As in 2.15, `scaffold` defaults to an empty `Scaffold()`, and in PREDICT
+  mode `export_outputs` are completed: none gives
+  `{'serving_default': PredictOutput(predictions)}`, a single output under
+  another name is also served as `serving_default`, several need one named so.
+* `eval_metric_ops` may not use the key `global_step` (the Estimator reports
+  the step under it); 2.15 refused it when evaluating, here it is refused
+  for an EVAL-mode spec.
 * Graph membership is not checked (TF2 traces have no single default graph).
 """
 
@@ -30,7 +35,10 @@ from typing import Any
 import keras
 import tensorflow as tf
 
-from keras_estimator._src.base.export_outputs import ExportOutput
+from keras_estimator._src.base.export_outputs import (
+    ExportOutput,
+    export_outputs_for_predict,
+)
 from keras_estimator._src.base.mode_keys import ALL_MODES, ModeKeys
 
 _VARIABLE_TYPES = (tf.Variable, keras.Variable)
@@ -42,6 +50,7 @@ _OP_LIKE_TYPES = (
     *_VARIABLE_TYPES,
 )
 _MAX_REPR = 120
+_GLOBAL_STEP_KEY = "global_step"
 _MODE_MISSPELLINGS = ("predict", "prediction", "training", "evaluate", "evaluation")
 
 
@@ -56,8 +65,8 @@ def _describe(value: Any) -> str:
     return f"{text} (type {type(value).__name__})"
 
 
-def _validate_mode(mode: Any) -> str:
-    if isinstance(mode, str) and mode in ALL_MODES:
+def _validate_mode(mode: Any) -> str | None:
+    if mode is None or (isinstance(mode, str) and mode in ALL_MODES):
         return mode
     hint = ""
     # Only strings are compared: `in` on an array or tensor would compare
@@ -203,7 +212,7 @@ class KerasMetricOps(tuple):  # type: ignore[type-arg]
         return ops
 
 
-def _validate_eval_metric_ops(eval_metric_ops: Any) -> dict[str, Any]:
+def _validate_eval_metric_ops(eval_metric_ops: Any, mode: str | None) -> dict[str, Any]:
     if eval_metric_ops is None:
         return {}
     if not isinstance(eval_metric_ops, Mapping):
@@ -217,6 +226,13 @@ def _validate_eval_metric_ops(eval_metric_ops: Any) -> dict[str, Any]:
         if not isinstance(key, str):
             raise TypeError(
                 f"eval_metric_ops keys must be strings, got key {_describe(key)}."
+            )
+        if key == _GLOBAL_STEP_KEY and mode == ModeKeys.EVAL:
+            raise ValueError(
+                "Metric with name `global_step` is not allowed, because Estimator "
+                "already defines a default metric with the same name: "
+                f"evaluate() reports the checkpoint's step under it. Rename "
+                f"eval_metric_ops[{key!r}] (got {_describe(value)})."
             )
         if isinstance(value, keras.metrics.Metric):
             checked[key] = value if tf.executing_eagerly() else KerasMetricOps(value)
@@ -235,8 +251,13 @@ def _validate_eval_metric_ops(eval_metric_ops: Any) -> dict[str, Any]:
     return checked
 
 
-def _validate_export_outputs(export_outputs: Any) -> dict[str, Any] | None:
+def _validate_export_outputs(
+    export_outputs: Any, predictions: Any, mode: str | None
+) -> dict[str, Any] | None:
     if export_outputs is None:
+        if mode == ModeKeys.PREDICT:
+            # 2.15's default: {'serving_default': PredictOutput(predictions)}.
+            return export_outputs_for_predict(None, predictions)
         return None
     if not isinstance(export_outputs, Mapping):
         raise TypeError(
@@ -256,12 +277,18 @@ def _validate_export_outputs(export_outputs: Any) -> dict[str, Any] | None:
                 "Wrap tensors as e.g. "
                 "keras_estimator.export.PredictOutput({'name': tensor})."
             )
+    if mode == ModeKeys.PREDICT:
+        # As 2.15: one output is also served as 'serving_default'; several
+        # outputs must name one so.
+        return export_outputs_for_predict(export_outputs, predictions)
     return dict(export_outputs)
 
 
 def _validate_scaffold(scaffold: Any) -> Any:
     # Duck-typed like hooks: a Scaffold's defining method is `finalize`.
-    if scaffold is None or isinstance(scaffold, tf.compat.v1.train.Scaffold):
+    if scaffold is None:
+        return tf.compat.v1.train.Scaffold()  # 2.15's default.
+    if isinstance(scaffold, tf.compat.v1.train.Scaffold):
         return scaffold
     if callable(getattr(scaffold, "finalize", None)):
         return scaffold
@@ -385,14 +412,15 @@ class EstimatorSpec(
             "evaluation_hooks": evaluation_hooks,
             "prediction_hooks": prediction_hooks,
         }
+        predictions = _validate_predictions(predictions, mode)
         return super().__new__(
             cls,
             mode=mode,
-            predictions=_validate_predictions(predictions, mode),
+            predictions=predictions,
             loss=_validate_loss(loss, mode),
             train_op=_validate_train_op(train_op, mode),
-            eval_metric_ops=_validate_eval_metric_ops(eval_metric_ops),
-            export_outputs=_validate_export_outputs(export_outputs),
+            eval_metric_ops=_validate_eval_metric_ops(eval_metric_ops, mode),
+            export_outputs=_validate_export_outputs(export_outputs, predictions, mode),
             scaffold=_validate_scaffold(scaffold),
             **{field: _validate_hooks(value, field) for field, value in hooks.items()},
         )
@@ -416,4 +444,10 @@ class EstimatorSpec(
             )
         fields = self._asdict()
         fields.update(changes)
+        return type(self)(**fields)
+
+    def _with_mode(self, mode: str) -> EstimatorSpec:
+        """This spec, built with mode=None, validated for the mode it ran in."""
+        fields = self._asdict()
+        fields["mode"] = mode
         return type(self)(**fields)

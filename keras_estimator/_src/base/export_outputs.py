@@ -386,6 +386,8 @@ def export_outputs_for_predict(
         outputs.setdefault(DEFAULT_SERVING_KEY, next(iter(outputs.values())))
     elif DEFAULT_SERVING_KEY not in outputs:
         raise ValueError(
+            "Multiple `export_outputs` were provided, but none of them are "
+            "specified as the default: "
             f"EstimatorSpec.export_outputs has several signatures {sorted(outputs)} "
             f"but none is named {DEFAULT_SERVING_KEY!r}, the one served by "
             "default. Name one of them "

@@ -515,7 +515,15 @@ def _metric_value(metric: Any) -> tf.Tensor:
     if isinstance(metric, keras.metrics.Metric):
         return metric.result()
     value_op, update_op = metric
-    if isinstance(update_op, tf.Tensor) and update_op.shape == value_op.shape:
+    if tf.nest.is_nested(value_op):
+        # A nested tuple of values, as 2.15 returned it.
+        with tf.control_dependencies(_as_dependencies(update_op)):
+            return tf.nest.map_structure(tf.identity, value_op)
+    if (
+        isinstance(update_op, tf.Tensor)
+        and update_op.shape == value_op.shape
+        and update_op.dtype == value_op.dtype
+    ):
         # TF1 metrics return the updated value from their update op.
         return update_op
     with tf.control_dependencies(_as_dependencies(update_op)):

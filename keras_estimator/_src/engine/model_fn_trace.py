@@ -111,6 +111,10 @@ class ModelFnTrace:
                 summaries.write_collected(spec.loss)
         if not isinstance(spec, EstimatorSpec):
             _raise_not_a_spec(spec)
+        if spec.mode is None:
+            # As in 2.15, a spec may leave the mode out (a model_fn without
+            # `mode` cannot know it); it is checked for the mode it ran in.
+            spec = spec._with_mode(mode)
         if self.building:
             self._record(spec, mode)
             self.optimizers[mode] = tuple(optimizers)

@@ -64,7 +64,10 @@ class StepFunctions:
             self._value_functions[key] = function
         if function is False:
             return {}
-        return {name: value.numpy() for name, value in function().items()}
+        return {
+            name: tf.nest.map_structure(lambda v: v.numpy(), value)
+            for name, value in function().items()
+        }
 
     def _value_function(self, element_spec: Any) -> Any:
         if multi_worker.is_multi_worker(self._model.distribute_strategy):
@@ -81,7 +84,7 @@ class StepFunctions:
                 if isinstance(metric, keras.metrics.Metric):
                     values[name] = tf.convert_to_tensor(metric.result())
                 else:
-                    values[name] = tf.convert_to_tensor(metric[0])
+                    values[name] = tf.nest.map_structure(tf.convert_to_tensor, metric[0])
             return values
 
         strategy = self._model.distribute_strategy

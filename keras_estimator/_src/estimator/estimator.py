@@ -43,6 +43,7 @@ from keras_estimator._src.engine.model_fn_model import ModelFnModel
 from keras_estimator._src.engine.run_plan import RunPlan
 from keras_estimator._src.engine.user_callbacks import UserCallbacks
 from keras_estimator._src.engine.variable_store import VariableStore
+from keras_estimator._src.estimator import eval_summary as _eval_summary
 from keras_estimator._src.export import saved_model as _export
 from keras_estimator._src.hooks import progress as _progress
 from keras_estimator._src.hooks.basic_hooks import (
@@ -494,7 +495,7 @@ class Estimator:
             )
         if ran:
             logs = {**logs, **model.final_metric_values(element_spec)}
-        results = {key: _to_python(value) for key, value in logs.items()}
+        results = {key: _eval_summary.to_python(value) for key, value in logs.items()}
         results["global_step"] = int(self._store.global_step().numpy())
         if multi_worker.writes_to_model_dir(self._config):
             self._write_eval_summary(results, name)
@@ -510,9 +511,7 @@ class Estimator:
         try:
             writer = tf.summary.create_file_writer(eval_dir)
             with writer.as_default():
-                for key, value in results.items():
-                    if key != "global_step" and np.ndim(value) == 0:
-                        tf.summary.scalar(key, value, step=results["global_step"])
+                _eval_summary.write(results, results["global_step"])
             writer.close()
         except (OSError, tf.errors.OpError) as error:
             message = (
@@ -936,11 +935,6 @@ def _check_callbacks(callbacks: Any) -> list[Any]:
             f"callbacks must be a list of keras.callbacks.Callback, got {callbacks!r}."
         )
     return list(callbacks)
-
-
-def _to_python(value: Any) -> Any:
-    array = np.asarray(value)
-    return array.item() if array.ndim == 0 else array
 
 
 def _select_keys(outputs: Any, keys: Sequence[str] | None) -> Any:

@@ -325,3 +325,53 @@ def test_unmodified_tf215_script_runs_and_matches_tf215_accuracy():
     assert match, result.stdout[-2000:]
     assert float(match.group(1)) >= ACCURACY_BAR, result.stdout[-2000:]
     assert result.stdout.count("Prediction is") == 3
+
+
+# ---------------------------------------------------------------- tf.losses names
+
+
+# Lowercase loss functions of tf.losses / tf.keras.losses in 2.15 (dir() of
+# both modules in tensorflow 2.15.1, minus deserialize/get/serialize).
+LOSS_FUNCTIONS_2_15 = (
+    "binary_crossentropy binary_focal_crossentropy categorical_crossentropy "
+    "categorical_focal_crossentropy categorical_hinge cosine_similarity hinge "
+    "huber kl_divergence kld kullback_leibler_divergence log_cosh logcosh mae "
+    "mape mean_absolute_error mean_absolute_percentage_error mean_squared_error "
+    "mean_squared_logarithmic_error mse msle poisson "
+    "sparse_categorical_crossentropy squared_hinge"
+).split()
+
+
+def test_tf_losses_has_every_lowercase_loss_function_of_2_15(installed):
+    for module in (tf.losses, tf.keras.losses):
+        missing = [
+            name
+            for name in LOSS_FUNCTIONS_2_15
+            if not callable(getattr(module, name, None))
+        ]
+        assert missing == []
+
+
+def test_tf_losses_mean_squared_error_computes_2_15s_values(installed):
+    # The tensorflow/models regression cookbook's loss. 2.15 gives the mean
+    # over the last axis per example: [[1, 2], [3, 5]] vs [[1, 1], [1, 1]]
+    # -> [0.5, 10.0]; mean_absolute_error -> [0.5, 3.0].
+    y_true = tf.constant([[1.0, 1.0], [1.0, 1.0]])
+    y_pred = tf.constant([[1.0, 2.0], [3.0, 5.0]])
+    np.testing.assert_allclose(
+        tf.losses.mean_squared_error(y_true, y_pred), [0.5, 10.0]
+    )
+    np.testing.assert_allclose(
+        tf.keras.losses.mean_absolute_error(y_true, y_pred), [0.5, 3.0]
+    )
+    np.testing.assert_allclose(
+        tf.losses.mean_squared_logarithmic_error(y_true, y_pred),
+        tf.keras.losses.msle(y_true, y_pred),
+    )
+
+
+def test_uninstall_removes_the_loss_names_keras_lacks():
+    had = hasattr(tf.keras.losses, "mean_squared_error")
+    keras_estimator.install()
+    keras_estimator.uninstall()
+    assert hasattr(tf.keras.losses, "mean_squared_error") == had

@@ -13,6 +13,9 @@ runs unmodified in the same process:
 * `tf.keras.optimizers.legacy.{Adagrad,Adam,Ftrl,RMSprop,SGD,Optimizer}`,
   which raise ImportError in Keras 3, are this package's stand-ins for
   canned estimators (`canned.legacy_optimizers`);
+* `tf.losses` / `tf.keras.losses` gain the lowercase loss functions 2.15
+  had under long names (`mean_squared_error`, `mean_absolute_error`, ...),
+  which Keras 3 keeps only in `keras.losses`;
 * `tf.compat.v1.disable_eager_execution()` and `disable_v2_behavior()` warn
   once and leave eager execution on (see `graph_mode`);
 * the stock hooks and `SessionRunHook` types under `tf.compat.v1.train` are
@@ -192,7 +195,39 @@ def _wanted_patches() -> list[tuple[Any, str, Any]]:
         patches.append((tf_keras, "estimator", compat.keras_estimator))
         patches.extend(_dense_features_patches(tf_keras))
         patches.extend(_legacy_optimizer_patches(tf_keras))
+        patches.extend(_loss_alias_patches(tf_keras))
     return patches
+
+
+# Lowercase loss functions tf.losses / tf.keras.losses had in 2.15 under
+# their long names; Keras 3's tf.keras.losses keeps only the short aliases
+# (mse, mae, ...), its keras.losses the long names.
+LOSS_FUNCTION_NAMES = (
+    "kl_divergence",
+    "log_cosh",
+    "mean_absolute_error",
+    "mean_absolute_percentage_error",
+    "mean_squared_error",
+    "mean_squared_logarithmic_error",
+)
+
+
+def _loss_alias_patches(tf_keras: Any) -> list[tuple[Any, str, Any]]:
+    """`tf.losses.mean_squared_error` and the other long names 2.15 had.
+
+    `tf.losses` and `tf.keras.losses` are one module object (Keras 3.15); a
+    name it already has is left alone.
+    """
+    losses = getattr(tf_keras, "losses", None)
+    if losses is None:
+        return []
+    import keras
+
+    return [
+        (losses, name, getattr(keras.losses, name))
+        for name in LOSS_FUNCTION_NAMES
+        if not hasattr(losses, name) and hasattr(keras.losses, name)
+    ]
 
 
 def _legacy_optimizer_patches(tf_keras: Any) -> list[tuple[Any, str, Any]]:

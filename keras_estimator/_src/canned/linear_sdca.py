@@ -37,6 +37,7 @@ import tensorflow as tf
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.head.base_head import Head, WeightedHead
 from keras_estimator._src.head.classification_heads import BinaryClassHead
+from keras_estimator._src.head.head_inputs import check_label_range
 from keras_estimator._src.head.regression_heads import RegressionHead
 from keras_estimator._src.tf_internals.feature_column_versions import are_v2_columns
 
@@ -241,6 +242,11 @@ def sdca_model_fn(
                 f"{replicas}. Leave RunConfig's train_distribute unset, or use "
                 "another optimizer."
             )
+        if loss_type == "logistic_loss":
+            # The SDCA kernel refuses labels other than 0 and 1 with its own
+            # error; the head's range check runs first, so the step always
+            # fails with the head's message, whatever order the ops run in.
+            labels = check_label_range(labels, 2)
         # Built after the logits, so the loss is the one before this step.
         train_op = _SdcaStep(
             head, feature_columns, optimizer, loss_type, table, slot_name

@@ -64,15 +64,16 @@ def test_a_finite_loss_never_reports_nan(tmp_path):
 
 def test_nan_inside_a_parameter_server_chunk_is_reported_at_its_step(tmp_path):
     # Workers run chunks of many steps; the NaN at step 40 sits inside the
-    # first run (the logging hook plans runs of 50 steps).
+    # first run (the logging hook plans runs of 50 steps). One worker: with
+    # two, the other moves the global step while the NaN step runs, by as
+    # many steps as the machine's load lets it, so no bound would hold.
     from tests.integration.test_parameter_server import _checkpoint_steps, _run_cluster
 
     result, cluster, model_dir = _run_cluster(
-        tmp_path, "--model", "nan_at_40", "--steps", "200"
+        tmp_path, "--model", "nan_at_40", "--steps", "200", num_workers=1
     )
     assert result["error"]["type"] == "NanLossDuringTrainingError"
-    # Workers update the global step concurrently, so the step a worker
-    # reports for it is 40 or a little more, never the run's last (50).
+    # The step the NaN step ran at, not the run's last (50).
     found = re.search(r"loss = NaN at step (\d+)\.", cluster.log("chief"))
-    assert found and 40 <= int(found.group(1)) <= 43, cluster.log("chief")[-3000:]
+    assert found and int(found.group(1)) == 40, cluster.log("chief")[-3000:]
     assert _checkpoint_steps(model_dir) == [0]

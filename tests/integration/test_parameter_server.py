@@ -129,7 +129,9 @@ def test_a_run_is_split_evenly_over_the_workers(planned, workers):
 # ---- whole clusters --------------------------------------------------------------
 
 
-def _run_cluster(tmp_path, *args, kill=None, model_dir=None, while_waiting=None):
+def _run_cluster(
+    tmp_path, *args, kill=None, model_dir=None, while_waiting=None, num_workers=2
+):
     """Runs one cluster; returns the chief's result, the cluster and model_dir.
 
     Args:
@@ -138,13 +140,14 @@ def _run_cluster(tmp_path, *args, kill=None, model_dir=None, while_waiting=None)
             (at step 50 unless `--kill_at_step` is in args).
         while_waiting: called with the chief's process while it runs.
         model_dir: default: a new one in tmp_path.
+        num_workers: worker tasks of the cluster.
     """
     tmp_path.mkdir(parents=True, exist_ok=True)
     model_dir = model_dir or str(tmp_path / "model")
     result_path = str(tmp_path / "result.json")
     task_args = ["--model_dir", model_dir, "--steps", str(STEPS), "--result", result_path]
     task_args += list(args)
-    cluster = Cluster(str(tmp_path))
+    cluster = Cluster(str(tmp_path), num_workers=num_workers)
     try:
         cluster.start_servers(task_args)
         for task in [kill] if isinstance(kill, tuple) else kill or []:

@@ -100,6 +100,11 @@ class ModelFnTrace:
             keras2_idioms.accepted(unsave=self.store.mark_local),
             keras2_idioms.recording_optimizers() as optimizers,
         ):
+            # As in 2.15, the model_fn's graph has RunConfig.tf_random_seed as
+            # its seed (None when unset), whatever another Estimator set.
+            graph = tf.compat.v1.get_default_graph()
+            if not tf.executing_eagerly():
+                graph.seed = getattr(self.config, "tf_random_seed", None)
             try:
                 spec = self.model_fn(
                     **{k: v for k, v in candidates.items() if k in self._accepted}

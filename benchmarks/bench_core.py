@@ -351,7 +351,8 @@ def _bench_fit_hook_callback(
     def fit(steps: int) -> Any:
         # Private: the very hooks Estimator.train adds by default (logging,
         # step counter, summaries, checkpoints), so both do the same work.
-        hooks = est._default_hooks(model, [])
+        savers, counters = est._default_hooks(model, [])
+        hooks = savers + counters
         # Private: hooks find the global step through the loop context that
         # Estimator.train publishes; a bare fit has none, so publish the
         # Estimator's.

@@ -156,18 +156,11 @@ def _read(path: str) -> dict[str, Any] | None:
 
 def _is_dead_local(holder: dict[str, Any]) -> bool:
     """Whether `holder` is a process of this host that no longer runs."""
-    pid = holder.get("pid")
-    if holder.get("host") != socket.gethostname() or not isinstance(pid, int):
+    if holder.get("host") != socket.gethostname() or not isinstance(
+        holder.get("pid"), int
+    ):
         return False
-    if pid <= 0:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # alive, run by another user
-        pass
-    return _pid_was_reused(holder)
+    return not _pid_alive(holder) or _pid_was_reused(holder)
 
 
 def _pid_was_reused(holder: dict[str, Any]) -> bool:
@@ -212,6 +205,7 @@ def _take_over(path: str, holder: dict[str, Any], record: dict[str, Any]) -> Non
 
 
 def _pid_alive(holder: dict[str, Any]) -> bool:
+    """Whether a process with the holder's pid runs on this host (any user's)."""
     pid = holder.get("pid")
     if not isinstance(pid, int) or pid <= 0:
         return False
@@ -219,7 +213,7 @@ def _pid_alive(holder: dict[str, Any]) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except PermissionError:  # alive, run by another user
         return True
     return True
 

@@ -21,6 +21,7 @@ import tensorflow as tf
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.canned import optimizers
 from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.feature_column.parsing_utils import parse_example_spec
 from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
 from keras_estimator._src.head.classification_heads import (
     BinaryClassHead,
@@ -37,8 +38,7 @@ def check_features(features: Any, feature_columns: Sequence[Any]) -> None:
     if not isinstance(features, Mapping):
         return  # a single tensor: the columns' own error names the problem
     try:
-        with deprecation_notices.quiet():
-            needed = set(tf.feature_column.make_parse_example_spec(list(feature_columns)))
+        needed = set(parse_example_spec(list(feature_columns)))
     except (ValueError, TypeError):
         return  # columns without a parse spec are checked when they are built
     missing = sorted(needed - set(features))

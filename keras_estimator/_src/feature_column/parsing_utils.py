@@ -62,7 +62,7 @@ def classifier_parse_example_spec(
         FixedLenFeature(shape=(1,), dtype=tf.int64, default_value=None)
     """
     return with_label_and_weight(
-        _parse_spec(feature_columns),
+        parse_example_spec(feature_columns),
         label_key,
         tf.io.FixedLenFeature((1,), label_dtype, label_default),
         weight_column,
@@ -103,7 +103,7 @@ def regressor_parse_example_spec(
         FixedLenFeature(shape=(2,), dtype=tf.float32, default_value=None)
     """
     return with_label_and_weight(
-        _parse_spec(feature_columns),
+        parse_example_spec(feature_columns),
         label_key,
         tf.io.FixedLenFeature((label_dimension,), label_dtype, label_default),
         weight_column,
@@ -148,6 +148,13 @@ def with_label_and_weight(
     return spec
 
 
-def _parse_spec(feature_columns: Any) -> dict[str, Any]:
+def parse_example_spec(feature_columns: Any, v1: bool = False) -> dict[str, Any]:
+    """`make_parse_example_spec` of the columns, without TensorFlow's notice.
+
+    The package's own call: the deprecation notice would name this code, not
+    the program's (`tf_internals/deprecation_notices.py`). `v1` takes
+    `tf.compat.v1.feature_column`'s version, which accepts v1 columns.
+    """
+    module = tf.compat.v1.feature_column if v1 else tf.feature_column
     with deprecation_notices.quiet():
-        return tf.feature_column.make_parse_example_spec(feature_columns)
+        return module.make_parse_example_spec(feature_columns)

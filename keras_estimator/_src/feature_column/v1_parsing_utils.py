@@ -11,8 +11,10 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.feature_column.parsing_utils import with_label_and_weight
-from keras_estimator._src.tf_internals import deprecation_notices
+from keras_estimator._src.feature_column.parsing_utils import (
+    parse_example_spec,
+    with_label_and_weight,
+)
 
 
 def classifier_parse_example_spec(
@@ -24,7 +26,7 @@ def classifier_parse_example_spec(
 ) -> dict[str, Any]:
     """`tf.compat.v1.estimator.classifier_parse_example_spec`; see the v2 one."""
     return with_label_and_weight(
-        _parse_spec(feature_columns),
+        parse_example_spec(feature_columns, v1=True),
         label_key,
         tf.io.FixedLenFeature((1,), label_dtype, label_default),
         weight_column,
@@ -41,13 +43,8 @@ def regressor_parse_example_spec(
 ) -> dict[str, Any]:
     """`tf.compat.v1.estimator.regressor_parse_example_spec`; see the v2 one."""
     return with_label_and_weight(
-        _parse_spec(feature_columns),
+        parse_example_spec(feature_columns, v1=True),
         label_key,
         tf.io.FixedLenFeature((label_dimension,), label_dtype, label_default),
         weight_column,
     )
-
-
-def _parse_spec(feature_columns: Any) -> dict[str, Any]:
-    with deprecation_notices.quiet():
-        return tf.compat.v1.feature_column.make_parse_example_spec(feature_columns)

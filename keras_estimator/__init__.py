@@ -167,4 +167,4 @@ __version__ = "0.1.0"
 # an AttributeError saying so.
 __getattr__ = _lazy_exports.getattr_for(__name__)
 __all__ = _public_names.names_in(__name__)
-__dir__ = _lazy_exports.__dir__for(__name__, globals())
+__dir__ = _lazy_exports.dir_for(__name__, globals())

@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import importlib
 import sys
-import threading
 from collections.abc import Callable
 
 from keras_estimator._src.base import missing_names, public_names
-
-_lock = threading.RLock()
 
 
 def getattr_for(module_name: str) -> Callable[[str], object]:
@@ -42,18 +39,21 @@ def getattr_for(module_name: str) -> Callable[[str], object]:
         row = rows.get(name)
         if row is None and name not in subpackages:
             return missing(name)
-        with _lock:
-            if row is None:
-                value: object = importlib.import_module(f"{module_name}.{name}")
-            else:
-                value = row.resolve()
-            setattr(sys.modules[module_name], name, value)
+        # No lock of its own: Python's import lock orders concurrent first
+        # uses, and storing the same object twice is harmless.
+        if row is None:
+            value: object = importlib.import_module(f"{module_name}.{name}")
+        else:
+            value = row.resolve()
+        setattr(sys.modules[module_name], name, value)
         return value
 
     return __getattr__
 
 
-def __dir__for(module_name: str, module_globals: dict[str, object]) -> Callable[[], list[str]]:
+def dir_for(
+    module_name: str, module_globals: dict[str, object]
+) -> Callable[[], list[str]]:
     """A module `__dir__` listing the public names before they are loaded."""
     names = public_names.names_in(module_name)
 

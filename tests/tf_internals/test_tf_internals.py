@@ -52,10 +52,33 @@ def _make_context(tmp_path: Path) -> Any:
     return context.context()
 
 
-def _make_adam(tmp_path: Path) -> Any:
-    import tensorflow as tf
+def _v1_optimizer_factory(class_name: str) -> Callable[[Path], Any]:
+    def make(tmp_path: Path) -> Any:
+        import tensorflow as tf
 
-    return tf.compat.v1.train.AdamOptimizer(0.1)
+        extra = {"momentum": 0.9} if class_name == "MomentumOptimizer" else {}
+        return getattr(tf.compat.v1.train, class_name)(0.1, **extra)
+
+    return make
+
+
+_V1_OPTIMIZERS = {
+    "adagrad": "AdagradOptimizer",
+    "adam": "AdamOptimizer",
+    "ftrl": "FtrlOptimizer",
+    "rmsprop": "RMSPropOptimizer",
+    "gradient_descent": "GradientDescentOptimizer",
+    "momentum": "MomentumOptimizer",
+    "proximal_adagrad": "ProximalAdagradOptimizer",
+    "proximal_gradient_descent": "ProximalGradientDescentOptimizer",
+    "adadelta": "AdadeltaOptimizer",
+}
+
+
+def _make_keras_optimizer(tmp_path: Path) -> Any:
+    import keras
+
+    return keras.optimizers.SGD()
 
 
 def _make_mirrored_extended(tmp_path: Path) -> Any:
@@ -82,7 +105,11 @@ _INSTANCES: dict[str, Callable[[Path], Any]] = {
     "tensorflow.python.framework.func_graph:FuncGraph": _make_func_graph,
     "tensorflow.python.ops.summary_ops_v2:_ResourceSummaryWriter": _make_summary_writer,
     "tensorflow.python.eager.context:Context": _make_context,
-    "tensorflow.python.training.adam:AdamOptimizer": _make_adam,
+    **{
+        f"tensorflow.python.training.{module}:{class_name}": _v1_optimizer_factory(class_name)
+        for module, class_name in _V1_OPTIMIZERS.items()
+    },
+    "keras.src.optimizers.base_optimizer:BaseOptimizer": _make_keras_optimizer,
     "tensorflow.python.distribute.mirrored_strategy:MirroredExtended": (
         _make_mirrored_extended
     ),
@@ -209,3 +236,26 @@ def test_keras_name_counter_key_is_the_one_keras_uses() -> None:
         keras.layers.Dense(1, name=None)
         counter = global_state.get_global_attribute(keras_naming._NAME_COUNTER_KEY)
         assert counter is not None and counter.get("dense") == 1
+
+
+def test_v1_optimizer_settings_are_the_constructor_arguments() -> None:
+    """Each attribute read is the one holding its argument (not just one that exists)."""
+    import tensorflow as tf
+
+    from keras_estimator._src.tf_internals import v1_optimizer_settings
+
+    for class_name in _V1_OPTIMIZERS.values():
+        names = v1_optimizer_settings._ATTRIBUTES[class_name][1]
+        # Distinct values, so that an attribute holding another argument shows.
+        arguments = {name: 0.5 + index / 100 for index, name in enumerate(names)}
+        for flag in ("centered", "use_nesterov"):
+            if flag in arguments:
+                arguments[flag] = True
+        if "learning_rate_power" in arguments:  # Ftrl takes only powers <= 0
+            arguments["learning_rate_power"] *= -1
+        optimizer = getattr(tf.compat.v1.train, class_name)(**arguments)
+        assert v1_optimizer_settings.v1_optimizer_settings(optimizer) == arguments, class_name
+    ftrl = tf.compat.v1.train.FtrlOptimizer(0.1, accum_name="a", linear_name="b")
+    assert v1_optimizer_settings.ftrl_slot_names(ftrl) == {"accum": "a", "linear": "b"}
+    assert v1_optimizer_settings.ftrl_slot_names(tf.compat.v1.train.FtrlOptimizer(0.1)) == {}
+    assert v1_optimizer_settings.v1_optimizer_settings(tf.compat.v1.train.Optimizer(False, "x")) is None

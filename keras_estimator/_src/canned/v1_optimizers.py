@@ -16,9 +16,8 @@ a name ('Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD', exactly so spelled), a
 `tf.compat.v1.train.Optimizer` of a kind listed in `_KINDS` (its settings are
 read and carried over), a `V1Optimizer`, or a callable returning one of those.
 
-Reading a v1 optimizer's settings uses its private attributes (`_learning_rate`,
-`_initial_accumulator_value`, ...): `tf.compat.v1.train` has no public getter.
-Checked on TF 2.15 and 2.21, where those classes have not changed since TF 1.15.
+A v1 optimizer's settings are read by `tf_internals.v1_optimizer_settings`
+(`tf.compat.v1.train` has no public getter for them).
 """
 
 from __future__ import annotations
@@ -28,6 +27,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import tensorflow as tf
+
+from keras_estimator._src.tf_internals import v1_optimizer_settings
 
 # Names 2.15's v1 estimators accepted, and the optimizer each made.
 NAMES = {
@@ -45,8 +46,8 @@ class _Kind:
 
     v1_class: str  # the tf.compat.v1.train class it mirrors
     default_name: str
-    # setting -> (private attribute on the v1 instance, default)
-    settings: dict[str, tuple[str, Any]]
+    # setting (the v1 class's constructor argument) -> default
+    settings: dict[str, Any]
     # slots in creation order (which sets their `_1`, `_2` suffixes): name -> initial value
     slots: Callable[[dict[str, Any]], dict[str, float]]
 
@@ -56,8 +57,8 @@ _KINDS = {
         "AdagradOptimizer",
         "Adagrad",
         {
-            "learning_rate": ("_learning_rate", None),
-            "initial_accumulator_value": ("_initial_accumulator_value", 0.1),
+            "learning_rate": None,
+            "initial_accumulator_value": 0.1,
         },
         lambda s: {"accumulator": s["initial_accumulator_value"]},
     ),
@@ -65,10 +66,10 @@ _KINDS = {
         "AdamOptimizer",
         "Adam",
         {
-            "learning_rate": ("_lr", 0.001),
-            "beta1": ("_beta1", 0.9),
-            "beta2": ("_beta2", 0.999),
-            "epsilon": ("_epsilon", 1e-8),
+            "learning_rate": 0.001,
+            "beta1": 0.9,
+            "beta2": 0.999,
+            "epsilon": 1e-8,
         },
         lambda s: {"m": 0.0, "v": 0.0},
     ),
@@ -76,16 +77,13 @@ _KINDS = {
         "FtrlOptimizer",
         "Ftrl",
         {
-            "learning_rate": ("_learning_rate", None),
-            "learning_rate_power": ("_learning_rate_power", -0.5),
-            "initial_accumulator_value": ("_initial_accumulator_value", 0.1),
-            "l1_regularization_strength": ("_l1_regularization_strength", 0.0),
-            "l2_regularization_strength": ("_l2_regularization_strength", 0.0),
-            "l2_shrinkage_regularization_strength": (
-                "_l2_shrinkage_regularization_strength",
-                0.0,
-            ),
-            "beta": ("_beta", 0.0),
+            "learning_rate": None,
+            "learning_rate_power": -0.5,
+            "initial_accumulator_value": 0.1,
+            "l1_regularization_strength": 0.0,
+            "l2_regularization_strength": 0.0,
+            "l2_shrinkage_regularization_strength": 0.0,
+            "beta": 0.0,
         },
         lambda s: {"accum": s["initial_accumulator_value"], "linear": 0.0},
     ),
@@ -93,27 +91,27 @@ _KINDS = {
         "RMSPropOptimizer",
         "RMSProp",
         {
-            "learning_rate": ("_learning_rate", None),
-            "decay": ("_decay", 0.9),
-            "momentum": ("_momentum", 0.0),
-            "epsilon": ("_epsilon", 1e-10),
-            "centered": ("_centered", False),
+            "learning_rate": None,
+            "decay": 0.9,
+            "momentum": 0.0,
+            "epsilon": 1e-10,
+            "centered": False,
         },
         lambda s: {"rms": 1.0, **({"mg": 0.0} if s["centered"] else {}), "momentum": 0.0},
     ),
     "gradient_descent": _Kind(
         "GradientDescentOptimizer",
         "GradientDescent",
-        {"learning_rate": ("_learning_rate", None)},
+        {"learning_rate": None},
         lambda s: {},
     ),
     "momentum": _Kind(
         "MomentumOptimizer",
         "Momentum",
         {
-            "learning_rate": ("_learning_rate", None),
-            "momentum": ("_momentum", None),
-            "use_nesterov": ("_use_nesterov", False),
+            "learning_rate": None,
+            "momentum": None,
+            "use_nesterov": False,
         },
         lambda s: {"momentum": 0.0},
     ),
@@ -121,10 +119,10 @@ _KINDS = {
         "ProximalAdagradOptimizer",
         "ProximalAdagrad",
         {
-            "learning_rate": ("_learning_rate", None),
-            "initial_accumulator_value": ("_initial_accumulator_value", 0.1),
-            "l1_regularization_strength": ("_l1_regularization_strength", 0.0),
-            "l2_regularization_strength": ("_l2_regularization_strength", 0.0),
+            "learning_rate": None,
+            "initial_accumulator_value": 0.1,
+            "l1_regularization_strength": 0.0,
+            "l2_regularization_strength": 0.0,
         },
         lambda s: {"accumulator": s["initial_accumulator_value"]},
     ),
@@ -132,9 +130,9 @@ _KINDS = {
         "ProximalGradientDescentOptimizer",
         "ProximalGradientDescent",
         {
-            "learning_rate": ("_learning_rate", None),
-            "l1_regularization_strength": ("_l1_regularization_strength", 0.0),
-            "l2_regularization_strength": ("_l2_regularization_strength", 0.0),
+            "learning_rate": None,
+            "l1_regularization_strength": 0.0,
+            "l2_regularization_strength": 0.0,
         },
         lambda s: {},
     ),
@@ -142,9 +140,9 @@ _KINDS = {
         "AdadeltaOptimizer",
         "Adadelta",
         {
-            "learning_rate": ("_lr", 0.001),
-            "rho": ("_rho", 0.95),
-            "epsilon": ("_epsilon", 1e-8),
+            "learning_rate": 0.001,
+            "rho": 0.95,
+            "epsilon": 1e-8,
         },
         lambda s: {"accum": 0.0, "accum_update": 0.0},
     ),
@@ -183,8 +181,7 @@ class V1Optimizer:
                 f"{self._kind.v1_class} takes {sorted(self._kind.settings)}, got unknown "
                 f"settings {unknown}."
             )
-        values = {key: default for key, (_, default) in self._kind.settings.items()}
-        values.update(settings)
+        values = {**self._kind.settings, **settings}
         missing = sorted(key for key, value in values.items() if value is None)
         if missing:
             raise ValueError(f"{self._kind.v1_class} needs {missing}; none was given.")
@@ -482,20 +479,11 @@ def get_v1_optimizer(spec: Any, learning_rate: float) -> V1Optimizer:
 
 def _from_v1(optimizer: Any) -> V1Optimizer:
     kind = _BY_CLASS.get(type(optimizer).__name__)
-    if kind is None:
+    settings = v1_optimizer_settings.v1_optimizer_settings(optimizer)
+    if kind is None or settings is None:
         raise ValueError(
             f"The v1 canned estimators train with the tf.compat.v1.train optimizers "
             f"{sorted(_BY_CLASS)}; got a {type(optimizer).__name__}. Pass one of those."
         )
-    settings = {key: getattr(optimizer, attr) for key, (attr, _) in _KINDS[kind].settings.items()}
-    slot_names = {}
-    if kind == "ftrl":
-        slot_names = {
-            slot: name
-            for slot, name in (
-                ("accum", getattr(optimizer, "_accum_name", None)),
-                ("linear", getattr(optimizer, "_linear_name", None)),
-            )
-            if name
-        }
+    slot_names = v1_optimizer_settings.ftrl_slot_names(optimizer) if kind == "ftrl" else {}
     return V1Optimizer(kind, name=optimizer.get_name(), slot_names=slot_names, **settings)

@@ -28,6 +28,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME, as_tf_variable
+from keras_estimator._src.tf_internals import keras_optimizer_steps
 
 _FORMAT = "keras_estimator.model_fn_variables"
 _SUFFIX = ".weights.h5"
@@ -252,5 +253,5 @@ class OptimizerView:
 
     @property
     def iterations(self) -> tf.Variable:
-        own = self._live_variable(getattr(self._optimizer, "_iterations", None))
+        own = self._live_variable(keras_optimizer_steps.step_counter(self._optimizer))
         return own if own is not None else self._global_step

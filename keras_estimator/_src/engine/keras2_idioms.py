@@ -46,6 +46,7 @@ import keras
 import tensorflow as tf
 
 from keras_estimator._src.engine.variable_store import as_tf_variable
+from keras_estimator._src.tf_internals import api_modules, keras_optimizer_steps
 
 # The class that defines Keras' `iterations` property (its backend-neutral base).
 _BaseOptimizer = next(
@@ -147,8 +148,7 @@ def _replace_group() -> None:
     group.__doc__ = original.__doc__
     group.__wrapped__ = original  # type: ignore[attr-defined]
     for name, module in list(sys.modules.items()):
-        public = name == "tensorflow" or name.startswith("tensorflow._api.")
-        if public and getattr(module, "group", None) is original:
+        if api_modules.is_api_module(name) and getattr(module, "group", None) is original:
             _swap(module, "group", group)
 
 
@@ -197,15 +197,9 @@ def _set_iterations(optimizer: Any, variable: Any) -> None:
             f"gradient_accumulation_steps={optimizer.gradient_accumulation_steps}: "
             "its iterations count accumulated batches, not steps."
         )
-    own = optimizer._iterations
-    # The optimizer's own counter is no longer one of its variables, nor
-    # saved: the global step is its count, saved as the global step.
-    for index, tracked in enumerate(optimizer._variables):
-        if tracked is own:
-            del optimizer._variables[index]
-            break
-    _active.unsave([own])
-    optimizer._iterations = variable
+    # The optimizer's own counter is no longer saved: the global step is its
+    # count, saved as the global step.
+    _active.unsave([keras_optimizer_steps.count_steps_in(optimizer, variable)])
 
 
 # ------------------------------------------ v1 optimizers on Keras variables

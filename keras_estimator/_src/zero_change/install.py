@@ -51,6 +51,7 @@ from keras_estimator._src.base import graph_mode as _graph_mode
 from keras_estimator._src.base import public_names
 from keras_estimator._src.canned.legacy_optimizers import LEGACY_NAMES
 from keras_estimator._src.feature_column.dense_features import DenseFeatures
+from keras_estimator._src.tf_internals import api_modules
 
 logger = logging.getLogger("keras_estimator")
 
@@ -62,8 +63,7 @@ TRAIN_NAMES = tuple(public_names.names_in(public_names.V1_TRAIN))
 _NAMESPACE_MODULES = (
     "tensorflow.compat.v1",
     "tensorflow.compat.v2",
-    "tensorflow._api.v2.compat.v1",
-    "tensorflow._api.v2.compat.v2",
+    *api_modules.NAMESPACE_MODULES,
 )
 
 _MISSING: Any = object()
@@ -190,7 +190,7 @@ def _wanted_patches() -> list[tuple[Any, str, Any]]:
     for train in _unique(namespace.train for namespace in v1_namespaces):
         patches.extend((train, row.name, row.resolve()) for row in train_names)
     patches.extend((None, name, module) for name, module in _module_entries().items())
-    tf_keras = _tf_keras_module()
+    tf_keras = api_modules.tf_keras_module()
     if tf_keras is not None:
         patches.append((tf_keras, "estimator", compat.keras_estimator))
         patches.extend(_dense_features_patches(tf_keras))
@@ -252,18 +252,6 @@ def _dense_features_patches(tf_keras: Any) -> list[tuple[Any, str, Any]]:
     if layers is None or hasattr(layers, "DenseFeatures"):
         return []
     return [(layers, "DenseFeatures", DenseFeatures)]
-
-
-def _tf_keras_module() -> Any:
-    """The module `tf.keras` (and `tf.compat.v1.keras`) load, if Keras has one.
-
-    TensorFlow reaches it through lazy loaders that look names up in it, so
-    an attribute set there is seen through every loader.
-    """
-    try:
-        return importlib.import_module("keras._tf_keras.keras")
-    except ImportError:
-        return None
 
 
 def _namespaces() -> tuple[list[Any], list[Any]]:

@@ -1,0 +1,116 @@
+"""The settings a `tf.compat.v1.train` optimizer was made with.
+
+Checked on TensorFlow 2.21 (and 2.15: these classes have not changed since
+TF 1.15). A v1 optimizer keeps its constructor arguments in private
+attributes (`_learning_rate`, `_initial_accumulator_value`, ...; Adam and
+Adadelta keep the learning rate as `_lr`) and has no public getter, so the
+v1 canned estimators read them there to carry an optimizer instance's
+settings over.
+
+Private symbols touched: those attributes of the nine optimizer classes in
+`_ATTRIBUTES`, and Ftrl's `_accum_name` / `_linear_name` (the names of its
+slots).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Class name -> (its module, {constructor argument: the attribute holding it}).
+_ATTRIBUTES: dict[str, tuple[str, dict[str, str]]] = {
+    "AdagradOptimizer": (
+        "adagrad",
+        {
+            "learning_rate": "_learning_rate",
+            "initial_accumulator_value": "_initial_accumulator_value",
+        },
+    ),
+    "AdamOptimizer": (
+        "adam",
+        {"learning_rate": "_lr", "beta1": "_beta1", "beta2": "_beta2", "epsilon": "_epsilon"},
+    ),
+    "FtrlOptimizer": (
+        "ftrl",
+        {
+            name: f"_{name}"
+            for name in (
+                "learning_rate",
+                "learning_rate_power",
+                "initial_accumulator_value",
+                "l1_regularization_strength",
+                "l2_regularization_strength",
+                "l2_shrinkage_regularization_strength",
+                "beta",
+            )
+        },
+    ),
+    "RMSPropOptimizer": (
+        "rmsprop",
+        {
+            name: f"_{name}"
+            for name in ("learning_rate", "decay", "momentum", "epsilon", "centered")
+        },
+    ),
+    "GradientDescentOptimizer": ("gradient_descent", {"learning_rate": "_learning_rate"}),
+    "MomentumOptimizer": (
+        "momentum",
+        {name: f"_{name}" for name in ("learning_rate", "momentum", "use_nesterov")},
+    ),
+    "ProximalAdagradOptimizer": (
+        "proximal_adagrad",
+        {
+            name: f"_{name}"
+            for name in (
+                "learning_rate",
+                "initial_accumulator_value",
+                "l1_regularization_strength",
+                "l2_regularization_strength",
+            )
+        },
+    ),
+    "ProximalGradientDescentOptimizer": (
+        "proximal_gradient_descent",
+        {
+            name: f"_{name}"
+            for name in (
+                "learning_rate",
+                "l1_regularization_strength",
+                "l2_regularization_strength",
+            )
+        },
+    ),
+    "AdadeltaOptimizer": (
+        "adadelta",
+        {"learning_rate": "_lr", "rho": "_rho", "epsilon": "_epsilon"},
+    ),
+}
+# Ftrl's slots and the attribute holding the name each is saved under.
+_FTRL_SLOT_NAMES = {"accum": "_accum_name", "linear": "_linear_name"}
+
+TOUCHES = tuple(
+    f"tensorflow.python.training.{module}:{class_name}().{attribute}"
+    for class_name, (module, attributes) in _ATTRIBUTES.items()
+    for attribute in attributes.values()
+) + tuple(
+    f"tensorflow.python.training.ftrl:FtrlOptimizer().{attribute}"
+    for attribute in _FTRL_SLOT_NAMES.values()
+)
+
+
+def v1_optimizer_settings(optimizer: Any) -> dict[str, Any] | None:
+    """The constructor arguments of `optimizer`, by name; None for another class.
+
+    Args:
+        optimizer: a `tf.compat.v1.train` optimizer; its class is matched by
+            name (`AdagradOptimizer`, `AdamOptimizer`, ...).
+    """
+    known = _ATTRIBUTES.get(type(optimizer).__name__)
+    if known is None:
+        return None
+    return {name: getattr(optimizer, attribute) for name, attribute in known[1].items()}
+
+
+def ftrl_slot_names(optimizer: Any) -> dict[str, str]:
+    """The names a `FtrlOptimizer` saves its `accum` / `linear` slots under, when set."""
+    names = {slot: getattr(optimizer, attribute, None) for slot, attribute in _FTRL_SLOT_NAMES.items()}
+    return {slot: name for slot, name in names.items() if name}

@@ -129,7 +129,7 @@ class ModelFnTrace:
         if not self.building and mode == ModeKeys.TRAIN:
             # The building trace's Checkpoint holds stand-ins; a step's holds
             # the variables training updates.
-            checkpoint = getattr(spec.scaffold, "_saver", None)
+            checkpoint = getattr(spec.scaffold, "saver", None)
             if is_object_checkpoint(checkpoint):
                 self.store.use_checkpoint(checkpoint)
         if spec.mode != mode:
@@ -248,6 +248,7 @@ class ModelFnTrace:
             self.loss_names.update(saved_loss_names)
 
 
+# Scaffold's public properties, each the constructor argument as given.
 _SCAFFOLD_FIELDS = (
     "init_op",
     "init_feed_dict",
@@ -267,12 +268,12 @@ def _check_scaffold(scaffold: Any) -> Any:
     """
     if scaffold is None:
         return None
-    saver = getattr(scaffold, "_saver", None)
+    saver = getattr(scaffold, "saver", None)
     checkpoint = saver if is_object_checkpoint(saver) else None
     used = [
         f
         for f in _SCAFFOLD_FIELDS
-        if getattr(scaffold, f"_{f}", None) is not None
+        if getattr(scaffold, f, None) is not None
         and not (f == "saver" and checkpoint is not None)
     ]
     if used:

@@ -14,8 +14,9 @@ exists. Everywhere else `private_uses` (below) flags, on the syntax tree:
   is such a module's dotted name (`importlib.import_module("keras.src.x")`,
   `sys.modules["tensorflow._api.v2.compat.v1"]`, `startswith("keras.src.")`);
 * `obj._name` read, written or deleted, and `getattr` / `setattr` /
-  `hasattr` / `delattr` with a literal private name (`"_name"`, or an
-  f-string starting with `_`), unless one of these says `obj` is ours:
+  `hasattr` / `delattr` with a literal private name (`"_name"`, an f-string
+  starting with `_`, or a loop variable running over literal names), unless
+  one of these says `obj` is ours:
   1. `obj` is `self`, `cls`, `super()` or `type(...)`, in a class without a
      TensorFlow or Keras base; in a class with one (a `keras.Model`,
      `keras.callbacks.Callback`, ...) only names the module itself defines
@@ -186,15 +187,17 @@ def _root_name(node):
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _literal_name(node):
-    """The attribute name a `getattr` argument spells out, or None if computed."""
+def _literal_names(node, loop_names):
+    """The attribute names a `getattr` argument spells out (none if computed)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
+        return [node.value]
     if isinstance(node, ast.JoinedStr) and node.values:
         first = node.values[0]
         if isinstance(first, ast.Constant) and str(first.value).startswith("_"):
-            return str(first.value)
-    return None
+            return [str(first.value)]
+    if isinstance(node, ast.Name):
+        return loop_names.get(node.id, [])
+    return []
 
 
 class _PrivateUses(ast.NodeVisitor):
@@ -204,6 +207,7 @@ class _PrivateUses(ast.NodeVisitor):
         self.where, self.allowlist = where, allowlist
         self.found, self.allowed = [], set()
         self.tf_names, self.other_imports, self.defined = set(), set(), set()
+        self.loop_names = {}  # loop variable -> the literal strings it runs over
         self.in_tf_class = [False]
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -218,6 +222,16 @@ class _PrivateUses(ast.NodeVisitor):
                     names.add(alias.asname or alias.name)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.defined.add(node.name)
+            elif (
+                isinstance(node, (ast.For, ast.comprehension))
+                and isinstance(node.target, ast.Name)
+                and isinstance(node.iter, (ast.Tuple, ast.List, ast.Set))
+            ):
+                self.loop_names.setdefault(node.target.id, []).extend(
+                    item.value
+                    for item in node.iter.elts
+                    if isinstance(item, ast.Constant) and isinstance(item.value, str)
+                )
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 self.defined.add(node.id)
             elif (
@@ -281,8 +295,8 @@ class _PrivateUses(ast.NodeVisitor):
             and node.func.id in _ATTRIBUTE_FUNCTIONS
             and len(node.args) >= 2
         ):
-            name = _literal_name(node.args[1])
-            if name is not None and _is_private(name) and not self._is_ours(node.args[0], name):
+            names = _literal_names(node.args[1], self.loop_names)
+            if any(_is_private(n) and not self._is_ours(node.args[0], n) for n in names):
                 self._flag(node, ast.unparse(node))
         self.generic_visit(node)
 
@@ -332,6 +346,10 @@ _PLANTED = {
     "setattr": 'def f(graph):\n    setattr(graph, "_building_function", False)\n',
     "hasattr": 'def f(model):\n    return hasattr(model, "_symbolic_build")\n',
     "f-string name": 'def f(scaffold, name):\n    return getattr(scaffold, f"_{name}")\n',
+    "loop over names": (
+        'def f(optimizer):\n    for name in ("learning_rate", "_lr"):\n'
+        "        return getattr(optimizer, name)\n"
+    ),
     "through tf": "import tensorflow as tf\n\n\ndef f():\n    return tf.compat.v1._x\n",
     "through imported TF module": (
         "from tensorflow.python.framework import ops as o  # noqa\n\n\n"

@@ -28,7 +28,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME, as_tf_variable
-from keras_estimator._src.tf_internals import keras_optimizer_steps
+from keras_estimator._src.tf_internals import optimizer_state
 
 _FORMAT = "keras_estimator.model_fn_variables"
 _SUFFIX = ".weights.h5"
@@ -201,10 +201,7 @@ class OptimizerView:
         self.use_ema = bool(getattr(optimizer, "use_ema", False))
 
     def _rate(self) -> Any:
-        for attribute in ("_learning_rate", "_lr"):
-            if hasattr(self._optimizer, attribute):
-                return getattr(self._optimizer, attribute)
-        return None
+        return optimizer_state.learning_rate(self._optimizer)
 
     def _live_variable(self, value: Any) -> tf.Variable | None:
         variable = as_tf_variable(value)
@@ -253,5 +250,5 @@ class OptimizerView:
 
     @property
     def iterations(self) -> tf.Variable:
-        own = self._live_variable(keras_optimizer_steps.step_counter(self._optimizer))
+        own = self._live_variable(optimizer_state.step_counter(self._optimizer))
         return own if own is not None else self._global_step

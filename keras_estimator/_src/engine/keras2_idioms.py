@@ -46,7 +46,7 @@ import keras
 import tensorflow as tf
 
 from keras_estimator._src.engine.variable_store import as_tf_variable
-from keras_estimator._src.tf_internals import api_modules, keras_optimizer_steps
+from keras_estimator._src.tf_internals import api_modules, optimizer_state
 
 # The class that defines Keras' `iterations` property (its backend-neutral base).
 _BaseOptimizer = next(
@@ -199,7 +199,7 @@ def _set_iterations(optimizer: Any, variable: Any) -> None:
         )
     # The optimizer's own counter is no longer saved: the global step is its
     # count, saved as the global step.
-    _active.unsave([keras_optimizer_steps.count_steps_in(optimizer, variable)])
+    _active.unsave([optimizer_state.count_steps_in(optimizer, variable)])
 
 
 # ------------------------------------------ v1 optimizers on Keras variables

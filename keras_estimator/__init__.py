@@ -13,10 +13,14 @@ import typing
 
 from keras_estimator._src.base import backend_check as _backend_check
 from keras_estimator._src.base import lazy_exports as _lazy_exports
+from keras_estimator._src.base import package_logger as _package_logger
 from keras_estimator._src.base import public_names as _public_names
 
 # Read as Keras reads it (environment, keras.json), without importing Keras.
 _backend_check.require_tensorflow_backend()
+
+# The package's logs go where tf.estimator's went: TensorFlow's logger.
+_package_logger.route_into_tensorflow_logger()
 
 # `X as X` marks each import below as a re-export for type checkers and IDEs;
 # at run time the same names come from the table in

@@ -168,7 +168,7 @@ def info_messages(caplog) -> list[str]:
     return [
         r.getMessage()
         for r in caplog.records
-        if r.name == LOGGER and r.levelno == logging.INFO
+        if r.name == "tensorflow" and r.levelno == logging.INFO
     ]
 
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
@@ -57,7 +59,9 @@ def run_program(name: str, tmp_path: Path) -> dict:
             f"{name} exited with {completed.returncode} and {len(lines)} RESULT "
             f"lines; stderr tail:\n{completed.stderr[-3000:]}"
         )
-    return json.loads(lines[0][len("RESULT ") :])
+    result = json.loads(lines[0][len("RESULT ") :])
+    result["_stderr"] = completed.stderr  # the program's log, for checks that read it
+    return result
 
 
 # ------------------------------------------------------------ expectations
@@ -259,6 +263,20 @@ def check_cookbook_custom_regression(r):
     assert r["loss_over_rmse_squared"] == 20.0
     assert r["num_predictions"] == 60
     assert r["prediction_keys"] == ["price"]
+    # set_verbosity(INFO) under tf.compat.v1.app.run: 2.15 printed the loss at
+    # steps 0 (first train) and 1, 101, 201, 301 (second), each line twice, once
+    # by TensorFlow's handler ("INFO:tensorflow:...") and once by absl's, with
+    # numpy's float32 text: 10 lines.
+    lines = [line for line in r["_stderr"].splitlines() if LOSS_STEP.search(line)]
+    assert len(lines) == 10
+    tensorflows = [LOSS_STEP.search(line) for line in lines if line.startswith("INFO:tensorflow:")]
+    assert [int(m.group(2)) for m in tensorflows] == [0, 1, 101, 201, 301]
+    assert all(m.group(1) == str(np.float32(m.group(1))) for m in tensorflows)
+    absls = [line for line in lines if re.match(r"I\d{4} .*\] loss = ", line)]
+    assert len(absls) == 5
+
+
+LOSS_STEP = re.compile(r"loss = (\S+), step = (\d+)")
 
 
 def check_fault_tolerance(r):

@@ -186,6 +186,13 @@ def main():
     _exit_when_orphaned(args.max_lifetime_secs)
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
     tf.get_logger().setLevel(logging.WARNING)
+    # The package's INFO lines ("loss = ..., step = ...", read by the tests), each
+    # once: its logger is a child of TensorFlow's, whose own handler (installed
+    # when TensorFlow was imported) would print them a second time.
+    package_logger = logging.getLogger("keras_estimator")
+    package_logger.setLevel(logging.INFO)
+    package_logger.propagate = False
+    package_logger.addHandler(logging.StreamHandler(sys.stdout))
 
     resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
     strategy = None

@@ -44,7 +44,7 @@ from google.protobuf import text_format
 
 from keras_estimator._src.base.tf_config import TaskType, _ClusterInfo, _parse_tf_config
 
-_logger = logging.getLogger(__name__)
+_logger = logging.getLogger("keras_estimator")
 
 _TF_CONFIG_ENV = "TF_CONFIG"
 

@@ -293,7 +293,7 @@ class LoggingTensorHook(SessionRunHook):
             if self._formatter is not None:
                 logger.info("%s", self._formatter(values))
                 return
-            stats = ", ".join(f"{tag} = {values[tag]}" for tag in self._tag_order)
+            stats = ", ".join(f"{tag} = {values[tag]!s}" for tag in self._tag_order)
             if elapsed is not None:
                 logger.info("%s (%.3f sec)", stats, elapsed)
             else:

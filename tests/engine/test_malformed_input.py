@@ -473,8 +473,8 @@ def test_malformed_run_config_argument_is_refused(argument, through_replace):
 def test_both_checkpoint_cadences_are_refused(steps, secs):
     _raises_clear(
         lambda: RunConfig(save_checkpoints_steps=steps, save_checkpoints_secs=secs),
-        r"save_checkpoints_steps and save_checkpoints_secs cannot both be set, got "
-        rf"save_checkpoints_steps={steps!r}",
+        r"`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set\. "
+        rf"Got save_checkpoints_steps={steps!r}",
     )
 
 

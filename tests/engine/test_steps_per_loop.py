@@ -161,7 +161,7 @@ def test_loop_length_ignores_hook_needs_but_not_the_last_step():
 @pytest.mark.parametrize(
     "value, error, match",
     [
-        (0, ValueError, r"steps_per_loop must be >= 1, got 0"),
+        (0, ValueError, r"steps_per_loop should be >= 1, got 0"),
         ("5", TypeError, r"steps_per_loop must be an integer or None, got '5'"),
         (2.5, TypeError, r"steps_per_loop must be an integer or None, got 2.5"),
     ],

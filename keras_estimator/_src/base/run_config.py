@@ -16,16 +16,24 @@ docstring), and each cluster property one of `_CLUSTER_PROPERTIES`; storing,
 signature and the property names are written out (tf.estimator's signature,
 and names type checkers see); a test checks them against the tables.
 
-Behaviour follows tf.estimator 2.15's `RunConfig`, with these differences:
+Behaviour follows tf.estimator 2.15's `RunConfig`. Where 2.15 raised, the
+message begins with 2.15's sentence ("save_summary_steps should be >= 0",
+"Task index must be non-negative number.", "Replacing master is not
+supported", ...), then names the value received and the fix. Differences:
 
 * A cluster may have workers and no `chief`: worker 0 then acts as chief (the
   rule tf.estimator applied only when a distribution strategy was set).
 * Malformed `TF_CONFIG` always raises `ValueError` saying which field is wrong
-  and how to fix it; unknown task types (other than chief, master, worker, ps,
-  evaluator) are rejected.
+  and how to fix it (a "service" that is not an object raises, as in 2.15, a
+  `TypeError`, which is also a `ValueError`); unknown task types (other than
+  chief, master, worker, ps, evaluator) are rejected.
 * An argument of the wrong type raises an error that is both a `TypeError` and
   a `ValueError` (tf.estimator raised `ValueError`), so code written for either
   keeps working.
+* TF2's `tf.distribute.experimental.ParameterServerStrategy` is accepted as
+  `train_distribute` (2.15 refused it and asked for the TF1 strategy, which
+  cannot run outside TF1 graph mode and is refused here); as
+  `eval_distribute` it is refused with this package's own message.
 """
 
 from __future__ import annotations
@@ -81,22 +89,35 @@ class _ArgumentTypeError(TypeError, ValueError):
 
 
 def _check_number(
-    name: str, value: Any, *, integer: bool, minimum: float, inclusive: bool, hint: str
+    name: str,
+    value: Any,
+    *,
+    integer: bool,
+    minimum: float,
+    inclusive: bool,
+    hint: str,
+    type_lead: str | None = None,
 ) -> Any:
+    """Checks a numeric setting; the messages begin as tf.estimator 2.15's did.
+
+    `type_lead` is 2.15's sentence for a value of the wrong type, where it had
+    one ("tf_random_seed must be integer."); a value out of range gets 2.15's
+    "<name> should be >= 0" / "should be > 0".
+    """
     if value is None:
         return None
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
         noun = "an integer" if integer else "a number"
-        raise _ArgumentTypeError(
-            f"{name} must be {noun} or None, got {value!r} of type "
-            f"{type(value).__name__}. {hint}"
-        )
+        received = f"{value!r} of type {type(value).__name__}. {hint}"
+        if type_lead is not None:
+            raise _ArgumentTypeError(f"{type_lead} Got {received}")
+        raise _ArgumentTypeError(f"{name} must be {noun} or None, got {received}")
     if value != value:  # NaN passes every comparison below.
         raise ValueError(f"{name} must be a number, got {value!r}. {hint}")
     if value < minimum or (not inclusive and value == minimum):
         bound = f">= {minimum}" if inclusive else f"> {minimum}"
-        raise ValueError(f"{name} must be {bound}, got {value!r}. {hint}")
+        raise ValueError(f"{name} should be {bound}, got {value!r}. {hint}")
     if (
         isinstance(value, numbers.Integral)
         and not _INT64_MIN <= int(value) <= _INT64_MAX
@@ -106,7 +127,13 @@ def _check_number(
     return value
 
 
-def _number_checker(integer: bool, minimum: float, inclusive: bool, hint: str):
+def _number_checker(
+    integer: bool,
+    minimum: float,
+    inclusive: bool,
+    hint: str,
+    type_lead: str | None = None,
+):
     def check(name: str, value: Any) -> Any:
         return _check_number(
             name,
@@ -115,6 +142,7 @@ def _number_checker(integer: bool, minimum: float, inclusive: bool, hint: str):
             minimum=minimum,
             inclusive=inclusive,
             hint=hint,
+            type_lead=type_lead,
         )
 
     return check
@@ -134,7 +162,7 @@ def _check_model_dir(name: str, value: Any) -> str | None:
         )
     if not value:
         raise ValueError(
-            f"{name} must be a non-empty path, got ''. Pass a directory, or None "
+            f"{name} should be non-empty: got ''. Pass a directory, or None "
             "to let the Estimator choose one."
         )
     if "\x00" in value:
@@ -148,8 +176,8 @@ def _check_model_dir(name: str, value: Any) -> str | None:
 def _check_session_config(name: str, value: Any) -> Any:
     if value is not None and not isinstance(value, tf.compat.v1.ConfigProto):
         raise _ArgumentTypeError(
-            f"{name} must be a tf.compat.v1.ConfigProto or None, got {value!r} of "
-            f"type {type(value).__name__}."
+            f"{name} must be instance of ConfigProto (tf.compat.v1.ConfigProto) or "
+            f"None, got {value!r} of type {type(value).__name__}."
         )
     return value
 
@@ -209,8 +237,8 @@ def _check_device_fn(name: str, value: Any) -> Any:
     }
     if not callable(value) or named != {"op"}:
         raise _ArgumentTypeError(
-            f"{name} must be a callable taking exactly one argument named `op`, "
-            f"got {value!r}. Define it as `def device_fn(op): return '/cpu:0'`."
+            f'{name} must be callable with exactly one argument "op". Got '
+            f"{value!r}. Define it as `def device_fn(op): return '/cpu:0'`."
         )
     return value
 
@@ -267,7 +295,13 @@ _SETTINGS = (
     _Setting(
         "tf_random_seed",
         None,
-        _number_checker(True, float("-inf"), True, "Pass an int seed."),
+        _number_checker(
+            True,
+            float("-inf"),
+            True,
+            "Pass an int seed.",
+            type_lead="tf_random_seed must be integer.",
+        ),
         "Graph-level random seed, or None.",
     ),
     _Setting(
@@ -352,7 +386,11 @@ _SETTINGS = (
         "experimental_max_worker_delay_secs",
         None,
         _number_checker(
-            True, float("-inf"), True, "Pass an int number of seconds, or None."
+            True,
+            float("-inf"),
+            True,
+            "Pass an int number of seconds, or None.",
+            type_lead="experimental_max_worker_delay_secs must be an integer if set.",
         ),
         "Max staggered worker start delay.",
     ),
@@ -403,8 +441,8 @@ _CLUSTER_PROPERTIES = {
 
 def _both_checkpoint_cadences_error(steps: Any, secs: Any) -> ValueError:
     return ValueError(
-        "save_checkpoints_steps and save_checkpoints_secs cannot both be set, got "
-        f"save_checkpoints_steps={steps!r} and save_checkpoints_secs={secs!r}. "
+        "`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set. "
+        f"Got save_checkpoints_steps={steps!r} and save_checkpoints_secs={secs!r}. "
         "Set one of them and leave the other unset (or None)."
     )
 
@@ -426,6 +464,8 @@ def _resolve_model_dir(model_dir: Any, tf_config_model_dir: str | None) -> str |
     model_dir = _check_model_dir("model_dir", model_dir)
     if tf_config_model_dir and model_dir and model_dir != tf_config_model_dir:
         raise ValueError(
+            "`model_dir` provided in RunConfig construct, if set, must have the "
+            "same value as the model_dir in TF_CONFIG. "
             f"model_dir {model_dir!r} differs from the model_dir "
             f"{tf_config_model_dir!r} in TF_CONFIG. Pass the same directory, or "
             "leave model_dir=None to use the one from TF_CONFIG."
@@ -634,8 +674,8 @@ class RunConfig:
         unknown = sorted(set(kwargs) - set(_REPLACEABLE))
         if unknown:
             raise ValueError(
-                f"RunConfig.replace() cannot replace {', '.join(unknown)}. "
-                f"Replaceable properties are: {', '.join(_REPLACEABLE)}."
+                f"Replacing {', '.join(unknown)} is not supported. "
+                f"RunConfig.replace() can replace: {', '.join(_REPLACEABLE)}."
             )
         new = copy.copy(self)
         new._service = copy.deepcopy(self._service)

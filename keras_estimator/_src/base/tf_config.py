@@ -6,7 +6,9 @@ of task type -> list of "host:port" and a `task` of `{"type": ..., "index":
 spec, the session masters, whether it is the chief, the replica counts and its
 global id. `_parse_tf_config` is the entry point; every other name here is one
 of its helpers. Malformed `TF_CONFIG` raises `ValueError` naming the field that
-is wrong and how to fix it.
+is wrong and how to fix it; where tf.estimator 2.15 raised for the same input,
+its sentence comes first (and its `TypeError` for a non-object "service" is
+kept: that error is both).
 
 `RunConfig` (in `run_config`) reads the environment variable and copies these
 facts into its cluster properties.
@@ -62,8 +64,23 @@ class _ClusterInfo:
     model_dir: str | None = None
 
 
-def _tf_config_error(field: str, problem: str, fix: str) -> ValueError:
-    return ValueError(f"Invalid TF_CONFIG {field}: {problem}. {fix}")
+class _TfConfigTypeError(TypeError, ValueError):
+    """A `TF_CONFIG` field of the wrong JSON type where tf.estimator 2.15 raised TypeError.
+
+    Also a `ValueError`, as every other malformed `TF_CONFIG` error here.
+    """
+
+
+def _tf_config_error(
+    field: str, problem: str, fix: str, lead: str | None = None
+) -> ValueError:
+    """The error for a malformed field; `lead` is tf.estimator 2.15's sentence for it.
+
+    Where 2.15 raised for the same input its message comes first, so code
+    matching 2.15's text keeps matching; then which field is wrong and the fix.
+    """
+    message = f"Invalid TF_CONFIG {field}: {problem}. {fix}"
+    return ValueError(f"{lead} {message}" if lead else message)
 
 
 def _load_tf_config(env_value: str | None) -> dict:
@@ -103,10 +120,10 @@ def _read_top_level_fields(tf_config: dict) -> dict[str, Any]:
     """Validates the optional fields of `TF_CONFIG` other than cluster and task."""
     service = tf_config.get("service")
     if service is not None and not isinstance(service, dict):
-        raise _tf_config_error(
-            '"service"',
-            f"expected a JSON object, got {service!r}",
-            'Set "service" to an object or remove it.',
+        raise _TfConfigTypeError(
+            f'If "service" is set in TF_CONFIG, it must be a dict. Given '
+            f'{type(service)}. Invalid TF_CONFIG "service": expected a JSON '
+            f'object, got {service!r}. Set "service" to an object or remove it.'
         )
     environment = tf_config.get("environment")
     if environment is not None and environment not in _ENVIRONMENTS:
@@ -120,6 +137,7 @@ def _read_top_level_fields(tf_config: dict) -> dict[str, Any]:
             '"model_dir"',
             "it is the empty string",
             'Set "model_dir" to a directory path or remove it.',
+            lead="model_dir in TF_CONFIG should be non-empty.",
         )
     return {
         "service": service,
@@ -219,8 +237,12 @@ def _read_task_index(index: Any) -> int:
             '"task"["index"]',
             f"it is negative ({index})",
             'Set "index" to the position of this task in its job, starting at 0.',
+            lead="Task index must be non-negative number.",
         )
     return index
+
+
+_TASK_TYPE_UNSET = 'If "cluster" is set in TF_CONFIG, task type must be set.'
 
 
 def _read_task(tf_config: dict, in_cluster: bool) -> tuple[str, int]:
@@ -237,6 +259,7 @@ def _read_task(tf_config: dict, in_cluster: bool) -> tuple[str, int]:
             problem,
             'Add "task": {"type": <one of the cluster\'s task types>, '
             '"index": <position in that job>} to TF_CONFIG.',
+            lead=_TASK_TYPE_UNSET if task is None else None,
         )
     task_type = task.get("type", None if in_cluster else TaskType.WORKER)
     if not isinstance(task_type, str) or not task_type:
@@ -246,12 +269,14 @@ def _read_task(tf_config: dict, in_cluster: bool) -> tuple[str, int]:
             if task_type is None
             else f"expected a string, got {task_type!r}",
             f'Set "type" to one of {list(_TASK_TYPES)}.',
+            lead=_TASK_TYPE_UNSET if in_cluster and not task_type else None,
         )
-    if "index" not in task and in_cluster:
+    if task.get("index") is None and in_cluster:
         raise _tf_config_error(
             '"task"["index"]',
             "it is missing",
             'Set "index" to the position of this task in its job, starting at 0.',
+            lead='If "cluster" is set in TF_CONFIG, task index must be set.',
         )
     return task_type, _read_task_index(task.get("index", 0))
 
@@ -263,6 +288,7 @@ def _check_cluster_shape(jobs: dict[str, list[str]]) -> str | None:
             '"cluster"',
             'it has both a "chief" and a "master" job',
             'Keep one of them ("master" is the legacy name for "chief").',
+            lead="If `master` node exists in `cluster`, job `chief` is not supported.",
         )
     chief_job = next((j for j in (TaskType.CHIEF, TaskType.MASTER) if j in jobs), None)
     if chief_job is not None and len(jobs[chief_job]) != 1:
@@ -271,6 +297,7 @@ def _check_cluster_shape(jobs: dict[str, list[str]]) -> str | None:
             f"it lists {len(jobs[chief_job])} addresses, but a cluster has one chief",
             f'List exactly one address under "{chief_job}"; put the others '
             'under "worker".',
+            lead=f'The "cluster" in TF_CONFIG must have only one "{chief_job}" node.',
         )
     if chief_job is None and TaskType.WORKER not in jobs:
         raise _tf_config_error(
@@ -290,6 +317,8 @@ def _check_task_in_cluster(
                 '"task"["type"]',
                 'an "evaluator" task cannot be used with a legacy "master" cluster',
                 'Rename the "master" job to "chief".',
+                lead="If `master` node exists in `cluster`, task_type `evaluator` is "
+                "not supported.",
             )
         return
     if task_type not in jobs:
@@ -305,6 +334,8 @@ def _check_task_in_cluster(
             f"{len(jobs[task_type])} task(s), so valid indices are "
             f"0..{len(jobs[task_type]) - 1}",
             f"Use an index below {len(jobs[task_type])} or add addresses to the job.",
+            lead=f"{task_id} is not a valid task_id for task_type {task_type} in the "
+            f"cluster_spec {jobs}.",
         )
 
 
@@ -394,11 +425,16 @@ def _parse_tf_config(env_value: str | None) -> _ClusterInfo:
         return _cluster_info(tf_config, jobs, extras)
     task_type, task_id = _read_task(tf_config, in_cluster=False)
     if (task_type, task_id) != (TaskType.WORKER, 0):
+        if task_type != TaskType.WORKER:
+            lead = 'If "cluster" is not set in TF_CONFIG, task type must be WORKER.'
+        else:
+            lead = 'If "cluster" is not set in TF_CONFIG, task index must be 0.'
         raise _tf_config_error(
             '"task"',
             f'without a "cluster", the task must be worker 0, got type '
             f"{task_type!r} index {task_id}",
             'Add the "cluster" this task belongs to, or remove "task".',
+            lead=lead,
         )
     return _ClusterInfo(
         cluster_spec=tf.train.ClusterSpec({}),

@@ -774,6 +774,27 @@ class Estimator:
     def _loop_input(self, input_fn: Callable[..., Any], mode: str) -> tuple[Any, Any]:
         """The train/eval loop's input and the spec of one replica's element.
 
+        Raises:
+            ValueError: input_fn gives labels and model_fn takes no `labels`
+                (tf.estimator 2.15 refused these too, rather than drop them).
+        """
+        dataset, element_spec = self._make_loop_input(input_fn, mode)
+        labels = inputs.split_element(element_spec)[1]
+        gives_labels = labels is not None and type(labels).__name__ != "NoneTensorSpec"
+        if gives_labels and "labels" not in self._model_fn_args:
+            name = getattr(self._model_fn, "__name__", repr(self._model_fn))
+            raise ValueError(
+                f"model_fn does not take labels, but input_fn returns labels. The "
+                f"model_fn `{name}` takes {list(self._model_fn_args)}; input_fn "
+                f"gave (features, labels) with labels {labels!r} for {mode}. Add a "
+                "`labels` parameter to model_fn, or have input_fn return the "
+                "features only."
+            )
+        return dataset, element_spec
+
+    def _make_loop_input(self, input_fn: Callable[..., Any], mode: str) -> tuple[Any, Any]:
+        """The train/eval loop's input and the spec of one replica's element.
+
         With several replicas, input_fn is called once per input pipeline
         (worker), with a `tf.distribute.InputContext` when it takes
         `input_context`, and each element is one replica's batch, as

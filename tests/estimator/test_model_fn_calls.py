@@ -1,11 +1,13 @@
 """How often Estimator calls the model_fn (docs/differences.md).
 
-tf.estimator 2.15 called it once per train/evaluate/predict call. Here it
-is called once per trace: the building trace of a mode, then once per
-compiled step function the loop runs; a later call with the same input
-structure reuses the traces and does not call it.
+tf.estimator 2.15 called it once per train/evaluate/predict call. Here the
+first training call of an input structure calls it twice: the building
+trace, which makes the variables, and one trace of the step that the fused
+loop and every step fetching for hooks share; later calls with the same
+input structure call it no more, whatever their hooks fetch.
 """
 
+import numpy as np
 import tensorflow as tf
 
 import keras_estimator as ke
@@ -23,8 +25,9 @@ def test_model_fn_calls_per_trace_not_per_call(tmp_path):
 
     est = ke.Estimator(model_fn, model_dir=str(tmp_path), params={"hidden": [8]})
     est.train(input_fn(X, Y), steps=3)
-    # Building trace, the one-step function hooks fetch from, the fused loop.
-    assert calls == ["train"] * 3
+    # The building trace, then the step's one trace: the first step (whose
+    # summaries and logged loss hooks fetch) and the fused steps after it run it.
+    assert calls == ["train"] * 2
     calls.clear()
     est.train(input_fn(X, Y), steps=3)
     assert calls == []
@@ -34,4 +37,43 @@ def test_model_fn_calls_per_trace_not_per_call(tmp_path):
     est.evaluate(input_fn(X, Y, repeat=False))
     assert calls == []
     list(est.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": X}).batch(8)))
-    assert 1 <= len(calls) <= 3 and set(calls) == {"infer"}
+    # The building trace and the predicting function's.
+    assert calls == ["infer"] * 2
+
+
+def test_new_fetches_reuse_the_traced_step(tmp_path):
+    """A hook fetching other tensors than earlier runs did calls the model_fn no more.
+
+    The values are the step's: the loss of the batch it trained on, and the
+    global step it ran at.
+    """
+    calls = []
+
+    def model_fn(features, labels, mode, params):
+        calls.append(mode)
+        return mlp_model_fn(features, labels, mode, params)
+
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path), params={"hidden": [8]})
+    est.train(input_fn(X, Y), steps=3)
+    calls.clear()
+    loss_name = est._model.loss_names["train"]
+    seen = []
+
+    class Fetching(ke.SessionRunHook):
+        def before_run(self, run_context):
+            fetches = {"loss": loss_name, "step": tf.compat.v1.train.get_global_step()}
+            if len(seen) % 2:
+                fetches["kernel"] = "dense/kernel:0"
+            return ke.SessionRunArgs(fetches)
+
+        def after_run(self, run_context, run_values):
+            seen.append(run_values.results)
+
+    est.train(input_fn(X, Y), steps=4, hooks=[Fetching()])
+    assert calls == []
+    assert [r["step"] for r in seen] == [3, 4, 5, 6]
+    assert [sorted(r) for r in seen] == [["loss", "step"], ["kernel", "loss", "step"]] * 2
+    assert all(np.isfinite(r["loss"]) and r["loss"] > 0 for r in seen)
+    # A variable's name fetches its value after the step's update: after the
+    # last step, the value the final checkpoint holds.
+    np.testing.assert_array_equal(seen[-1]["kernel"], est.get_variable_value("dense/kernel"))

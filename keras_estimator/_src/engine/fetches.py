@@ -121,6 +121,68 @@ def resolve(
 _OPERATION_DONE = "__operation_ran__"
 
 
+def split_for_graph(
+    graph: Any,
+    keys: Sequence[str],
+    variables: dict[str, Any],
+    variable_named: Callable[[str], Any],
+    read_before: dict[str, tf.Tensor],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What `resolve` would give, for a step traced earlier into `graph`.
+
+    Returns `(in_graph, after)`: key -> the tensor or operation of `graph`
+    that computes it (a variable's read from before the step is one), and
+    key -> the variable to read once the step has run, or None for a key
+    whose value is only a mark that it ran (summaries, operations).
+    """
+    in_graph: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    for key in keys:
+        name = key.split(":")[0]
+        named_variable = variable_named(name)
+        variable_name = None
+        if key.startswith(SUMMARY_PREFIX):
+            after[key] = None
+        elif key in variables:
+            variable_name = key[len(_VARIABLE_PREFIX) :]
+            variable = variable_named(variable_name)
+            after[key] = variables[key] if variable is None else variable
+        elif named_variable is not None and (":" not in key or key.endswith(":0")):
+            variable_name = name
+            after[key] = named_variable
+        elif key.startswith(_OPERATION_PREFIX):
+            in_graph[key] = _lookup_operation(graph, key[len(_OPERATION_PREFIX) :])
+            after[key] = None
+        else:
+            element = _lookup_element(graph, key)
+            if isinstance(element, tf.Operation):
+                after[key] = None
+            in_graph[key] = element
+        if variable_name is not None and variable_name in read_before:
+            in_graph[key] = read_before[variable_name]
+            del after[key]
+    return in_graph, after
+
+
+def read_after(after: dict[str, Any]) -> dict[str, tf.Tensor]:
+    """The values of `split_for_graph`'s `after` keys, in the graph being traced."""
+    return {
+        key: tf.constant(_OPERATION_DONE) if variable is None else tf.identity(variable)
+        for key, variable in after.items()
+    }
+
+
+def _lookup_element(graph: Any, name: str) -> Any:
+    """The tensor `name` names in `graph`, or its operation if it has no output."""
+    try:
+        if ":" in name:
+            return graph.get_tensor_by_name(name)
+        operation = graph.get_operation_by_name(name)
+    except (KeyError, ValueError):
+        raise ValueError(_missing(graph, name)) from None
+    return operation.outputs[0] if operation.outputs else operation
+
+
 def to_numpy(values: dict[str, Any]) -> dict[str, Any]:
     converted: dict[str, Any] = {}
     for key, value in values.items():

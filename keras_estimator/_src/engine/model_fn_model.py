@@ -458,6 +458,9 @@ class ModelFnModel(keras.Model):
         self, logs: dict[str, Any], read_before: dict[str, tf.Tensor] | None = None
     ) -> dict[str, Any]:
         """Adds what hooks asked for; `read_before` gives variables' earlier reads."""
+        shared = self._trace.shared
+        if shared is not None and read_before:
+            shared.read_before.update(read_before)
         plan = self._trace.fetching
         if plan is not None:
             logs[FETCHES_KEY] = _fetches.resolve(

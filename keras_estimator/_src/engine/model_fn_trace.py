@@ -49,6 +49,8 @@ class ModelFnTrace:
             variables).
         fetching: the hooks' fetches of the step being traced, if any (a
             training step then records summaries they ask for).
+        shared: what the shared step being traced records, if one is (see
+            `tracing_shared`).
     """
 
     def __init__(
@@ -66,6 +68,7 @@ class ModelFnTrace:
         self.store = store
         self.building = False
         self.fetching: _fetches.FetchPlan | None = None
+        self.shared: SharedTrace | None = None
         self.spec_hooks: dict[str, tuple[Any, ...]] = {}
         self.chief_hook_counts: dict[str, int] = {}
         self.optimizers: dict[str, tuple[Any, ...]] = {}
@@ -91,7 +94,11 @@ class ModelFnTrace:
             "config": self.config,
         }
         plan = self.fetching
-        dirs = summaries.summary_dirs(plan.keys) if plan and mode == ModeKeys.TRAIN else []
+        dirs: list[str] = []
+        if mode == ModeKeys.TRAIN and plan is not None:
+            dirs = summaries.summary_dirs(plan.keys)
+        elif mode == ModeKeys.TRAIN and self.shared is not None:
+            dirs = self.shared.summary_dirs
         step = summary_step if summary_step is not None else tf.constant(0, tf.int64)
         with (
             self.store.scope(allow_creation=self.building),
@@ -178,6 +185,21 @@ class ModelFnTrace:
         finally:
             self.fetching = None
 
+    @contextlib.contextmanager
+    def tracing_shared(self, summary_dirs: list[str]) -> Iterator[SharedTrace]:
+        """Marks the enclosed trace as a *shared* step (`StepFunctions`).
+
+        One trace of the step serves the fused loop and every fetching step
+        of its input structure: it records the summaries of `summary_dirs`
+        (its functions run them only when hooks ask) and what a fetch of a
+        variable's value from before the step reads.
+        """
+        self.shared = SharedTrace(list(summary_dirs))
+        try:
+            yield self.shared
+        finally:
+            self.shared = None
+
     def adopt_variables(self, mode: str, element_spec: Any) -> None:
         """Takes into the store the variables a stateful model_fn made itself.
 
@@ -249,6 +271,21 @@ class ModelFnTrace:
 
 
 # Scaffold's public properties, each the constructor argument as given.
+class SharedTrace:
+    """What a shared step's trace records besides its outputs.
+
+    Attributes:
+        summary_dirs: the directories its summaries are written to (the
+            first one; none: summaries are not recorded).
+        read_before: variable name -> its read from before the step (what a
+            hook fetching the global step gets).
+    """
+
+    def __init__(self, summary_dirs: list[str]) -> None:
+        self.summary_dirs = summary_dirs
+        self.read_before: dict[str, tf.Tensor] = {}
+
+
 _SCAFFOLD_FIELDS = (
     "init_op",
     "init_feed_dict",

@@ -25,13 +25,126 @@ from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import fused_loop, inputs, step_call
 from keras_estimator._src.engine.fused_loop import NAN_STEP_KEY
 from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
-from keras_estimator._src.tf_internals import function_calls
+from keras_estimator._src.engine.summaries import summary_dirs
+from keras_estimator._src.tf_internals import function_calls, ordered_traces
 
 if TYPE_CHECKING:
     from keras_estimator._src.engine.model_fn_model import ModelFnModel
 
 # The logs key of the values hooks asked for, in a fetching step's outputs.
 FETCHES_KEY = "_hook_fetches"
+
+
+# Ops that write to (or manage) a summary writer.
+_SUMMARY_OPS = frozenset(
+    {
+        "WriteSummary",
+        "WriteRawProtoSummary",
+        "WriteScalarSummary",
+        "WriteHistogramSummary",
+        "WriteImageSummary",
+        "WriteAudioSummary",
+        "WriteGraphSummary",
+        "FlushSummaryWriter",
+        "CloseSummaryWriter",
+        "CreateSummaryFileWriter",
+        "CreateSummaryDbWriter",
+        "ImportEvent",
+    }
+)
+
+
+class _SharedStep:
+    """One trace of a training step, run by the fused loop and every fetching step.
+
+    tf.estimator called the model_fn once per `train()`; a trace per
+    compiled function would call it once more for each. The step is traced
+    once, with `tf.function`'s ordering, and each function runs the part of
+    that graph it needs: the fused loop its outputs and every stateful op but
+    the summaries', a fetching step those plus the tensors hooks ask for (and
+    the summaries, when they ask for them).
+
+    Args:
+        wrapped: the trace (`ordered_traces.trace_ordered`).
+        outputs: the step's outputs as `fn` returned them (before the
+            trace's own identities, which wait for every stateful op).
+        num_inputs: how many flat tensors the step's input has.
+        read_before: variable name -> its read from before the step.
+    """
+
+    def __init__(
+        self,
+        wrapped: Any,
+        outputs: list[tf.Tensor],
+        num_inputs: int,
+        read_before: dict[str, tf.Tensor],
+    ) -> None:
+        self.wrapped = wrapped
+        self.graph = wrapped.graph
+        self.structure = wrapped.structured_outputs
+        self._outputs = outputs
+        self._feeds = self.graph.inputs[:num_inputs]
+        self.read_before = read_before
+        must_run = list(self.graph.control_outputs)
+        writers = {
+            id(tensor)
+            for op in self.graph.get_operations()
+            if op.type in _SUMMARY_OPS
+            for tensor in op.inputs
+            if tensor.dtype == tf.resource
+        }
+        self._summary_ops = [op for op in must_run if any(id(t) in writers for t in op.inputs)]
+        summary_ids = {id(op) for op in self._summary_ops}
+        self._other_ops = [op for op in must_run if id(op) not in summary_ids]
+        self._writers = writers
+        self._fused: Any = None
+        # The directory its summaries are written to, if any.
+        self.directory: str | None = None
+
+    def usable(self) -> bool:
+        """Whether its summaries can be left out (else each function traces its own).
+
+        Summary writes nested in control flow, or that other updates wait
+        for, cannot be separated.
+        """
+        if any(op.type not in _SUMMARY_OPS for op in self._summary_ops):
+            return False
+        if not self._summary_ops:
+            return True
+        self._fused = self._prune([], summaries=False)
+        return not any(
+            op.type in _SUMMARY_OPS for op in self._fused.graph.get_operations()
+        )
+
+    def _prune(self, extra: list[Any], summaries: bool) -> Any:
+        ops = self._other_ops + (self._summary_ops if summaries else [])
+        tensors = [t for t in extra if isinstance(t, tf.Tensor)]
+        ops = ops + [op for op in extra if isinstance(op, tf.Operation)]
+        return self.wrapped.prune(
+            feeds=self._feeds, fetches=[self._outputs + tensors, ops]
+        )
+
+    def fused_step(self, data: Any) -> Any:
+        """The step's outputs, computed without writing summaries."""
+        if self._fused is None:
+            self._fused = self._prune([], summaries=False)
+        flat = self._fused(*tf.nest.flatten(data, expand_composites=True))[0]
+        return tf.nest.pack_sequence_as(self.structure, flat, expand_composites=True)
+
+    def fetching_step(self, extra: dict[str, Any], summaries: bool) -> Callable[[Any], Any]:
+        """A function of the step's input: its outputs and `extra`'s tensors."""
+        keys = [k for k, v in extra.items() if isinstance(v, tf.Tensor)]
+        pruned = self._prune(list(extra.values()), summaries)
+        count = len(self._outputs)
+
+        def step(data: Any) -> tuple[Any, dict[str, tf.Tensor]]:
+            flat = pruned(*tf.nest.flatten(data, expand_composites=True))[0]
+            outputs = tf.nest.pack_sequence_as(
+                self.structure, flat[:count], expand_composites=True
+            )
+            return outputs, dict(zip(keys, flat[count:], strict=True))
+
+        return step
 
 
 class StepFunctions:
@@ -187,6 +300,7 @@ class StepFunctions:
         iterator: Any,
         plan: _fetches.FetchPlan | None,
         steps: int,
+        shared_for: Callable[[Any, str | None], _SharedStep | None],
     ) -> tuple[int, dict[str, Any], bool]:
         """Runs `steps` steps, the last one fetching what the hooks asked for.
 
@@ -200,7 +314,7 @@ class StepFunctions:
             if ahead < steps - 1:
                 return ahead, logs, False
         fetched, fetch_logs = self._run_fetching(
-            one_step, kind, iterator, plan or _fetches.FetchPlan([])
+            one_step, kind, iterator, plan or _fetches.FetchPlan([]), shared_for
         )
         if not fetched:
             return ahead, logs, False
@@ -209,7 +323,12 @@ class StepFunctions:
         return ahead + 1, fetch_logs, True
 
     def _run_fetching(
-        self, one_step: Any, kind: str, iterator: Any, plan: _fetches.FetchPlan
+        self,
+        one_step: Any,
+        kind: str,
+        iterator: Any,
+        plan: _fetches.FetchPlan,
+        shared_for: Callable[[Any, str | None], _SharedStep | None],
     ) -> tuple[int, dict[str, Any]]:
         """Runs one step that also returns the values hooks asked for."""
         key = (
@@ -220,8 +339,14 @@ class StepFunctions:
         )
         call = self._fetching_functions.get(key)
         if call is None:
+            directories = summary_dirs(plan.keys)
+            shared = shared_for(iterator, directories[0] if directories else None)
 
             def step_with_fetches(iterator: Any) -> Any:
+                if shared is not None:
+                    return self._shared_fetching(shared, plan, bool(directories))(
+                        iterator.get_next()
+                    )
                 with self._trace.tracing_fetches(plan):
                     return one_step(iterator.get_next())
 
@@ -237,6 +362,52 @@ class StepFunctions:
             return 0, {}
         self._model.run_plan.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
         return 1, outputs
+
+    def _shared_fetching(
+        self, shared: _SharedStep, plan: _fetches.FetchPlan, summaries: bool
+    ) -> Callable[[Any], dict[str, Any]]:
+        """A step of `shared` returning its logs and what `plan` fetches."""
+        in_graph, after = _fetches.split_for_graph(
+            shared.graph, plan.keys, plan.variables, self._trace.store.get, shared.read_before
+        )
+        step = shared.fetching_step(in_graph, summaries)
+
+        def fetching(data: Any) -> dict[str, Any]:
+            logs, values = step(data)
+            logs = dict(logs)
+            # Variables are read after the step's updates (ordered after the
+            # call that makes them), as the step read them in its own trace.
+            values.update(_fetches.read_after(after))
+            logs[FETCHES_KEY] = values
+            return logs
+
+        return fetching
+
+    def _trace_shared(
+        self, replicated_step: Callable[[Any], Any], element_spec: Any, directory: str | None
+    ) -> _SharedStep | None:
+        """Traces the training step once for every function of its input structure.
+
+        None when its summaries cannot be left out of the fused loop; each
+        function then traces the step itself.
+        """
+        outputs: list[tf.Tensor] = []
+
+        def step(data: Any) -> Any:
+            logs = tf.nest.map_structure(tf.convert_to_tensor, replicated_step(data))
+            outputs.extend(tf.nest.flatten(logs, expand_composites=True))
+            return logs
+
+        with self._trace.tracing_shared([directory] if directory else []) as record:
+            wrapped = ordered_traces.trace_ordered(step, [element_spec], "train_step")
+        shared = _SharedStep(
+            wrapped,
+            outputs,
+            len(tf.nest.flatten(element_spec, expand_composites=True)),
+            record.read_before,
+        )
+        shared.directory = directory
+        return shared if shared.usable() else None
 
     def _spec_key(self, iterator: Any) -> str:
         """The iterator's element spec as a key; computed once per iterator."""
@@ -287,7 +458,33 @@ class StepFunctions:
                 )
             return logs
 
+        # Training on one device traces its step once for the fused loop and
+        # every fetching step (`_SharedStep`); elsewhere each traces its own.
+        shares = kind == "train" and workers is None and _is_default_strategy(strategy)
+        shared_steps: dict[tuple[str, str | None], _SharedStep | None] = {}
+        first_shared: dict[str, _SharedStep | None] = {}
+        tracing: list[_SharedStep | None] = [None]
+
+        def shared_for(iterator: Any, directory: str | None) -> _SharedStep | None:
+            """The shared step for `iterator`'s input writing summaries to `directory`."""
+            if not shares:
+                return None
+            spec_key = self._spec_key(iterator)
+            if spec_key in first_shared:
+                first = first_shared[spec_key]
+                if first is None or directory is None or first.directory == directory:
+                    return first
+            key = (spec_key, directory)
+            if key not in shared_steps:
+                shared_steps[key] = self._trace_shared(
+                    replicated_step, iterator.element_spec, directory
+                )
+                first_shared.setdefault(spec_key, shared_steps[key])
+            return shared_steps[key]
+
         def one_step(data: Any) -> dict[str, tf.Tensor]:
+            if tracing[0] is not None:
+                return tracing[0].fused_step(data)
             if kind == "train":
                 return replicated_step(data)
             # tf.estimator ran an evaluation step as a TF1 session run: the
@@ -304,9 +501,13 @@ class StepFunctions:
             key = self._spec_key(iterator)
             concrete = traced.get(key)
             if concrete is None:
-                concrete = compiled.get_concrete_function(
-                    iterator, tf.TensorSpec([], tf.int32)
-                )
+                tracing[0] = shared_for(iterator, None)
+                try:
+                    concrete = compiled.get_concrete_function(
+                        iterator, tf.TensorSpec([], tf.int32)
+                    )
+                finally:
+                    tracing[0] = None
                 traced[key] = concrete
             return function_calls.call_traced(
                 concrete, iterator, tf.constant(num_steps, tf.int32)
@@ -334,7 +535,7 @@ class StepFunctions:
                 if not run_plan.loop_length:
                     planned = 1
                 steps_run, logs, fetched = self._run_then_fetch(
-                    fused, one_step, kind, iterator, plan, planned
+                    fused, one_step, kind, iterator, plan, planned, shared_for
                 )
             else:
                 steps_run, logs = fused(iterator, planned)
@@ -357,6 +558,12 @@ class StepFunctions:
             return logs
 
         return function
+
+
+def _is_default_strategy(strategy: tf.distribute.Strategy) -> bool:
+    """Whether `strategy` is TensorFlow's default one (no distribution)."""
+    with strategy.scope():
+        return not tf.distribute.has_strategy()
 
 
 def _reduce_batch(strategy: tf.distribute.Strategy, value: Any) -> Any:

@@ -1,0 +1,48 @@
+"""One trace with `tf.function`'s ordering that can be cut into several functions.
+
+Checked on TensorFlow 2.21.
+
+Private symbols touched: `func_graph.func_graph_from_py_func` (its
+`add_control_dependencies` argument), `wrap_function.WrappedFunction` (its
+constructor and `prune`) and `wrap_function.VariableHolder`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+TOUCHES = (
+    "tensorflow.python.framework.func_graph:func_graph_from_py_func",
+    "tensorflow.python.eager.wrap_function:WrappedFunction.prune",
+    "tensorflow.python.eager.wrap_function:VariableHolder",
+)
+
+
+def trace_ordered(fn: Callable[..., Any], signature: list[Any], name: str) -> Any:
+    """Traces `fn(*signature)` once, as `tf.function` would; runs nothing.
+
+    Checked on TensorFlow 2.21. The graph gets automatic control
+    dependencies (stateful ops ordered as traced, and listed in
+    `graph.control_outputs` as the ops that must run), as a `tf.function`
+    trace does, but the result is a `WrappedFunction`, whose `prune(feeds,
+    fetches)` copies out the part of the graph that given fetches need: one
+    trace then serves functions with different outputs. `tf.compat.v1.wrap_function`
+    makes the same object without the ordering; no public API makes it with.
+    Unlike `tf.function`, nothing here intercepts variable creation, so
+    variables made under `tf.init_scope` during the trace are plain eager ones.
+    """
+    from tensorflow.python.eager import wrap_function
+    from tensorflow.python.framework import func_graph
+
+    holder = wrap_function.VariableHolder(fn)
+    graph = func_graph.func_graph_from_py_func(
+        name,
+        holder,
+        args=None,
+        kwargs=None,
+        signature=signature,
+        add_control_dependencies=True,
+        collections={},
+    )
+    return wrap_function.WrappedFunction(graph, variable_holder=holder, signature=signature)

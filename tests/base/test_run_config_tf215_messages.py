@@ -192,3 +192,24 @@ def test_a_service_object_is_kept(monkeypatch):
 def test_session_config_of_the_right_type_is_kept():
     session_config = tf.compat.v1.ConfigProto(allow_soft_placement=True)
     assert RunConfig(session_config=session_config).session_config == session_config
+
+
+def test_a_second_evaluator_is_refused_by_train_and_evaluate_as_in_2_15(
+    monkeypatch, tmp_path
+):
+    import keras_estimator as ke
+
+    tf_config = {"cluster": {"chief": ["host0:0"]}, "task": {"type": "evaluator", "index": 1}}
+    monkeypatch.setenv("TF_CONFIG", json.dumps(tf_config))
+
+    def model_fn(features, labels, mode):
+        raise AssertionError("refused before any model_fn call")
+
+    estimator = ke.Estimator(model_fn, model_dir=str(tmp_path))
+    specs = ke.TrainSpec(lambda: {"x": [[1.0]]}, max_steps=1), ke.EvalSpec(
+        lambda: {"x": [[1.0]]}
+    )
+    with pytest.raises(
+        ValueError, match=r"there can only be one `evaluator` task .*with task id 0"
+    ):
+        ke.train_and_evaluate(estimator, *specs)

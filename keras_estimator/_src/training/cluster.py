@@ -144,9 +144,10 @@ def run_evaluator(
     config = estimator.config
     if config.task_id != 0:
         raise ValueError(
-            f'Invalid TF_CONFIG "task"["index"]: {config.task_id} for an '
-            '"evaluator" task; a cluster has one evaluator, with index 0. Set '
-            '"index": 0.'
+            "For distributed training, there can only be one `evaluator` task "
+            f"(with task id 0). Given task id {config.task_id}. Invalid TF_CONFIG "
+            f'"task"["index"]: {config.task_id} for an "evaluator" task; a cluster '
+            'has one evaluator, with index 0. Set "index": 0.'
         )
     max_steps = train_spec.max_steps
     if eval_spec.start_delay_secs:

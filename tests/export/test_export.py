@@ -6,6 +6,7 @@ cannot import keras_estimator, call every signature, and compare with
 with the method names TensorFlow Serving dispatches on.
 """
 
+import logging
 import os
 import pickle
 import re
@@ -610,3 +611,47 @@ def test_lookup_tables_of_a_model_fn_are_saved_and_served(tmp_path):
         )
     ]
     np.testing.assert_allclose(scores, predicted, rtol=1e-6)
+
+
+def test_export_leaves_tensorflow_nothing_to_rename(trained, tmp_path, caplog):
+    """Signature inputs are the receiver keys; no input is renamed or logged.
+
+    The variables a signature reads used to enter its function as inputs
+    named by a number, which tf.saved_model.save renamed on every export,
+    logging "Function `signature` contains input name(s) ... with unsupported
+    characters which will be renamed ...".
+    """
+
+    def receiver_fn():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 4])
+        scale = tf.compat.v1.placeholder(tf.float32, [])
+        # A key spelled like a name the export could pick for a variable.
+        return export.ServingInputReceiver(
+            {"x": x * scale},
+            {"x": x, "scale": scale, "captured_0": x},
+            receiver_tensors_alternatives={"raw": {"x": x, "scale": scale}},
+        )
+
+    # TensorFlow logs the renaming through absl; both loggers are captured.
+    for name in ("absl", "tensorflow"):
+        caplog.set_level(logging.DEBUG, logger=name)
+    export_dir = os.fsdecode(trained.export_saved_model(str(tmp_path), receiver_fn))
+    messages = [record.getMessage() for record in caplog.records]
+    assert any("SavedModel written to" in m for m in messages), messages
+    assert not [m for m in messages if "renamed" in m or "unsupported" in m]
+
+    loaded = tf.saved_model.load(export_dir)
+    assert sorted(loaded.signatures) == ["raw:serving_default", SERVING]
+    expected_keys = {
+        SERVING: ["captured_0", "scale", "x"],
+        "raw:serving_default": ["scale", "x"],
+    }
+    for signature, keys in expected_keys.items():
+        args, kwargs = loaded.signatures[signature].structured_input_signature
+        assert args == ()
+        assert sorted(kwargs) == keys
+        assert sorted(spec.name for spec in kwargs.values()) == keys
+    served = loaded.signatures[SERVING](x=X, scale=tf.constant(1.0), captured_0=X)
+    np.testing.assert_allclose(
+        served["logits"], predictions(trained)["logits"], rtol=1e-5, atol=1e-5
+    )

@@ -144,11 +144,37 @@ def signature_function(wrapped: Any, graph: Any, name: str, signature_def: Any) 
     feeds = [tensors[position] for position in positions.values()]
     pruned = wrapped.prune(feeds=feeds, fetches=outputs)
 
+    capture_names = _capture_names(
+        len(pruned.captured_inputs), {key.lower() for key in inputs}
+    )
+
     def signature(*args: tf.Tensor) -> dict[str, tf.Tensor]:
+        # Captured without a name, the variables the pruned graph reads would
+        # become inputs named by a number, which tf.saved_model.save renames
+        # (and logs at INFO on every export). Capturing them first under valid
+        # names leaves it nothing to rename; the signature's own inputs keep
+        # the receiver keys either way.
+        graph = tf.compat.v1.get_default_graph()
+        for tensor, capture_name in zip(
+            pruned.captured_inputs, capture_names, strict=True
+        ):
+            graph.capture(tensor, name=capture_name)
         return pruned(*[args[i] for i in positions.values()])
 
     specs = [tf.TensorSpec(t.shape, t.dtype, name=key) for key, t in inputs.items()]
     return tf.function(signature, input_signature=specs, autograph=False)
+
+
+def _capture_names(count: int, taken: set[str]) -> list[str]:
+    """`count` valid function-input names, none of them in `taken` (lower case)."""
+    names: list[str] = []
+    index = 0
+    while len(names) < count:
+        name = f"captured_{index}"
+        if name not in taken:
+            names.append(name)
+        index += 1
+    return names
 
 
 def _dense_tensor(graph: Any, name: str, side: str, key: str, info: Any) -> tf.Tensor:

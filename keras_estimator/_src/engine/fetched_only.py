@@ -60,9 +60,23 @@ def call(
         `body`'s outputs, computed by running only the ops they depend on and
         the updates of `state_variables`.
     """
-    flat_data = tf.nest.flatten(data, expand_composites=True)
     signature = tf.nest.map_structure(tf.type_spec_from_value, data)
     traced = tf.compat.v1.wrap_function(body, signature=[signature])
+    return call_traced(traced, data, state_variables)
+
+
+def call_traced(
+    traced: Any,
+    data: Any,
+    state_variables: Callable[[], Iterable[tf.Variable]],
+) -> Any:
+    """`call` of a body already traced (`tf.compat.v1.wrap_function`) on `data`'s structure.
+
+    One trace can serve several steps: each call prunes a copy of its graph.
+    The graph's ops on `state_variables` are ordered as traced, so prune
+    anything that must not run the updates (reads of final values) first.
+    """
+    flat_data = tf.nest.flatten(data, expand_composites=True)
     outputs = traced.structured_outputs
     flat_outputs = tf.nest.flatten(outputs, expand_composites=True)
     graph = traced.graph

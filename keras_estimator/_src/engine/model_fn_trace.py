@@ -123,6 +123,8 @@ class ModelFnTrace:
                 summaries.write_collected(spec.loss)
         if not isinstance(spec, EstimatorSpec):
             _raise_not_a_spec(spec)
+        if self.shared is not None:
+            self.shared.spec = spec
         if spec.mode is None:
             # As in 2.15, a spec may leave the mode out (a model_fn without
             # `mode` cannot know it); it is checked for the mode it ran in.
@@ -279,11 +281,13 @@ class SharedTrace:
             first one; none: summaries are not recorded).
         read_before: variable name -> its read from before the step (what a
             hook fetching the global step gets).
+        spec: the EstimatorSpec the model_fn returned.
     """
 
     def __init__(self, summary_dirs: list[str]) -> None:
         self.summary_dirs = summary_dirs
         self.read_before: dict[str, tf.Tensor] = {}
+        self.spec: EstimatorSpec | None = None
 
 
 _SCAFFOLD_FIELDS = (

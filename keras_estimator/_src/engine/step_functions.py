@@ -147,6 +147,25 @@ class _SharedStep:
         return step
 
 
+class _SharedEvaluation:
+    """One trace of an evaluation step, run by the fused loop.
+
+    Evaluation steps run with TF1 semantics (`fetched_only`): the trace is
+    a `tf.compat.v1.wrap_function` one, and each fused loop runs the part of
+    it that computes the step's outputs and metric updates. The final
+    metric values are read from the same trace (`StepFunctions.final_metric_values`).
+    """
+
+    directory: str | None = None
+
+    def __init__(self, traced: Any, state: Callable[[], Any]) -> None:
+        self._traced = traced
+        self._state = state
+
+    def fused_step(self, data: Any) -> Any:
+        return _fetched_only.call_traced(self._traced, data, self._state)
+
+
 class StepFunctions:
     """Builds and caches one model's compiled functions.
 
@@ -171,7 +190,7 @@ class StepFunctions:
         variables alone) keep the value of the last step.
         """
         key = repr(element_spec)
-        function = self._value_functions.get(key)
+        function = self._value_functions.get(key)  # made by a shared trace, or:
         if function is None:
             function = self._value_function(element_spec)
             self._value_functions[key] = function
@@ -300,7 +319,7 @@ class StepFunctions:
         iterator: Any,
         plan: _fetches.FetchPlan | None,
         steps: int,
-        shared_for: Callable[[Any, str | None], _SharedStep | None],
+        shared_for: Callable[[Any, str | None], Any],
     ) -> tuple[int, dict[str, Any], bool]:
         """Runs `steps` steps, the last one fetching what the hooks asked for.
 
@@ -328,7 +347,7 @@ class StepFunctions:
         kind: str,
         iterator: Any,
         plan: _fetches.FetchPlan,
-        shared_for: Callable[[Any, str | None], _SharedStep | None],
+        shared_for: Callable[[Any, str | None], Any],
     ) -> tuple[int, dict[str, Any]]:
         """Runs one step that also returns the values hooks asked for."""
         key = (
@@ -340,7 +359,11 @@ class StepFunctions:
         call = self._fetching_functions.get(key)
         if call is None:
             directories = summary_dirs(plan.keys)
-            shared = shared_for(iterator, directories[0] if directories else None)
+            shared = (
+                shared_for(iterator, directories[0] if directories else None)
+                if kind == "train"
+                else None
+            )
 
             def step_with_fetches(iterator: Any) -> Any:
                 if shared is not None:
@@ -409,6 +432,37 @@ class StepFunctions:
         shared.directory = directory
         return shared if shared.usable() else None
 
+    def _trace_shared_evaluation(
+        self, replicated_step: Callable[[Any], Any], element_spec: Any
+    ) -> _SharedEvaluation:
+        """Traces the evaluation step once, for the fused loop and the final metric values."""
+        values: dict[str, Any] = {}
+
+        with self._trace.tracing_shared([]) as record:
+
+            def step(data: Any) -> Any:
+                logs = replicated_step(data)
+                spec = record.spec
+                metrics = spec.eval_metric_ops if spec is not None else None
+                for name, metric in (metrics or {}).items():
+                    if isinstance(metric, keras.metrics.Metric):
+                        values[name] = tf.convert_to_tensor(metric.result())
+                    else:
+                        values[name] = tf.nest.map_structure(tf.convert_to_tensor, metric[0])
+                return logs
+
+            traced = tf.compat.v1.wrap_function(step, signature=[element_spec])
+        key = repr(element_spec)
+        if key not in self._value_functions:
+            # Pruned before the steps order the graph's metric updates ahead
+            # of its reads: running it reads the metric variables and updates
+            # nothing.
+            try:
+                self._value_functions[key] = traced.prune(feeds=[], fetches=values)
+            except (ValueError, TypeError, tf.errors.InvalidArgumentError):
+                self._value_functions[key] = False
+        return _SharedEvaluation(traced, self._model.evaluation_state)
+
     def _spec_key(self, iterator: Any) -> str:
         """The iterator's element spec as a key; computed once per iterator."""
         cached_ref, cached_key = self._last_spec_key
@@ -458,14 +512,15 @@ class StepFunctions:
                 )
             return logs
 
-        # Training on one device traces its step once for the fused loop and
-        # every fetching step (`_SharedStep`); elsewhere each traces its own.
-        shares = kind == "train" and workers is None and _is_default_strategy(strategy)
-        shared_steps: dict[tuple[str, str | None], _SharedStep | None] = {}
-        first_shared: dict[str, _SharedStep | None] = {}
-        tracing: list[_SharedStep | None] = [None]
+        # On one device a step is traced once for the fused loop and, in
+        # training, every fetching step (`_SharedStep`, `_SharedEvaluation`);
+        # elsewhere each function traces its own.
+        shares = workers is None and _is_default_strategy(strategy)
+        shared_steps: dict[tuple[str, str | None], Any] = {}
+        first_shared: dict[str, Any] = {}
+        tracing: list[Any] = [None]
 
-        def shared_for(iterator: Any, directory: str | None) -> _SharedStep | None:
+        def shared_for(iterator: Any, directory: str | None) -> Any:
             """The shared step for `iterator`'s input writing summaries to `directory`."""
             if not shares:
                 return None
@@ -476,8 +531,10 @@ class StepFunctions:
                     return first
             key = (spec_key, directory)
             if key not in shared_steps:
-                shared_steps[key] = self._trace_shared(
-                    replicated_step, iterator.element_spec, directory
+                shared_steps[key] = (
+                    self._trace_shared(replicated_step, iterator.element_spec, directory)
+                    if kind == "train"
+                    else self._trace_shared_evaluation(replicated_step, iterator.element_spec)
                 )
                 first_shared.setdefault(spec_key, shared_steps[key])
             return shared_steps[key]

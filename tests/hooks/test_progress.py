@@ -1,6 +1,7 @@
 """`Estimator.train(progress=...)`: a progress display that changes nothing else."""
 
 import io
+import re
 import sys
 import tempfile
 import types
@@ -33,6 +34,15 @@ class _Boundaries(keras.callbacks.Callback):
         self.steps.append(int(tf.compat.v1.train.get_global_step().numpy()))
 
 
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+# Keras' bold and colour codes.
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _estimator(model_dir, **config):
     return ke.Estimator(
         mlp_model_fn,
@@ -49,44 +59,84 @@ def _checkpoint_values(estimator):
     }
 
 
-def test_progress_shows_step_loss_rate_and_eta(tmp_path, capsys, monkeypatch):
-    # Not a terminal: a line per update (every update, with no interval).
-    monkeypatch.setattr(progress_lib, "STATIC_INTERVAL", 0.0)
+_FINAL_LINE = re.compile(
+    r"(\d+)/(\d+) - \d+s - \d+(?:s|ms|us)/step - loss: (\d+\.\d{4})"
+)
+
+
+def test_progress_off_a_terminal_prints_keras_final_line(tmp_path, capsys, caplog):
+    """Not a terminal: Keras' verbose=2 line, with the target and the final step."""
+    caplog.set_level("INFO", logger="keras_estimator")
     estimator = _estimator(tmp_path, log_step_count_steps=10)
-    boundaries = _Boundaries()
-    estimator.train(input_fn(X, Y), steps=30, callbacks=[boundaries], progress=True)
+    estimator.train(input_fn(X, Y), steps=30, progress=True)
     lines = capsys.readouterr().out.splitlines()
-    # One line per run (the logged steps and the fused runs between them),
-    # then the final line.
-    shown = [int(line.split()[1].split("/")[0]) for line in lines]
-    assert shown == [*boundaries.steps, 30]
-    assert len(shown) > 4 and shown[0] == 1
-    assert all(line.split()[1].endswith("/30") for line in lines)
-    assert all("loss: " in line for line in lines)
-    # The first run's time includes tracing: no rate yet.
-    assert "steps/s" not in lines[0] and "ETA" not in lines[0]
-    for line in lines[1:-1]:
-        assert " steps/s - ETA: " in line, line
-    assert lines[-2].endswith("ETA: 0s")
-    assert lines[-1].startswith("step 30/30 " + "━" * 20 + " - loss: ")
-    assert "steps/s" in lines[-1] and lines[-1].endswith(" total")
-    assert "ETA" not in lines[-1]
+    assert len(lines) == 1, lines
+    match = _FINAL_LINE.fullmatch(lines[0])
+    assert match, lines[0]
+    assert match.group(1, 2) == ("30", "30")
+    # The loss shown is the final step's, the one train() logs.
+    logged = re.search(r"Loss for final step: ([0-9.e-]+)\.", caplog.text)
+    assert float(match.group(3)) == pytest.approx(float(logged.group(1)), abs=1e-4)
+    # A resumed run counts its own steps, as fit counts an epoch's.
+    estimator.train(input_fn(X, Y), max_steps=40, progress=True)
+    (line,) = capsys.readouterr().out.splitlines()
+    assert _FINAL_LINE.fullmatch(line).group(1, 2) == ("10", "10")
 
 
-def test_progress_without_bound_has_no_eta(tmp_path, capsys):
+def test_progress_without_bound_ends_with_the_steps_run(tmp_path, capsys):
     estimator = _estimator(tmp_path)
     # 48 examples, batches of 16, no repeat: three steps, then input ends.
     estimator.train(input_fn(X, Y, repeat=False), progress=True)
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[-1].startswith("step 3 - loss: ")
-    assert not any("ETA" in line or "━" in line for line in lines)
+    (line,) = capsys.readouterr().out.splitlines()
+    assert _FINAL_LINE.fullmatch(line).group(1, 2) == ("3", "3")
+
+
+def test_progress_in_a_terminal_redraws_in_place_with_eta(tmp_path, monkeypatch):
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    estimator = _estimator(tmp_path, log_step_count_steps=10)
+    # progress=None: on, since stdout is a terminal.
+    estimator.train(input_fn(X, Y), steps=30)
+    text = _ANSI.sub("", terminal.getvalue())
+    frames = [frame.rstrip("\b \n") for frame in text.split("\r") if frame.strip("\b ")]
+    assert len(frames) >= 2 and text.endswith("\n") and text.count("\n") == 1
+    # Before the end, a frame has a bar out of the target and an ETA.
+    first = re.fullmatch(
+        r" ?(\d+)/30 ━{20} (\d+)s \d+(?:s|ms|us)/step - loss: \S+", frames[0]
+    )
+    assert first and int(first.group(1)) < 30, frames[0]
+    assert re.fullmatch(
+        r"30/30 ━{20} \d+s \d+(?:s|ms|us)/step - loss: \d\.\d{4}", frames[-1]
+    )
+
+
+def test_progress_reads_the_step_state_not_the_logs(capsys):
+    """Callbacks' logs carry no global step: the bar reads the loop's state."""
+    state = types.SimpleNamespace(value=100, last_loss=None)
+    bar = progress_lib.ProgressBar(state, last_step=300, dynamic=False)
+    bar.on_train_begin()
+    for step, loss in ((150, 0.75), (300, 0.25)):
+        state.value, state.last_loss = step, loss
+        bar.on_train_batch_end(0, {"loss": 9.0})
+    bar.on_train_end()
+    (line,) = capsys.readouterr().out.splitlines()
+    assert _FINAL_LINE.fullmatch(line).groups() == ("200", "200", "0.2500")
+    assert bar.steps_until_needed(123) is None
+
+
+def test_progress_with_no_step_run_prints_nothing(capsys):
+    state = types.SimpleNamespace(value=5, last_loss=None)
+    bar = progress_lib.ProgressBar(state, last_step=5, dynamic=False)
+    bar.on_train_begin()
+    bar.on_train_batch_end(0, {})
+    bar.on_train_end()
+    assert capsys.readouterr().out == ""
 
 
 def test_progress_false_prints_nothing(tmp_path, capsys):
     estimator = _estimator(tmp_path, log_step_count_steps=10)
     estimator.train(input_fn(X, Y), steps=30, progress=False)
-    out = capsys.readouterr().out
-    assert "steps/s" not in out and "step " not in out
+    assert "/30" not in capsys.readouterr().out
 
 
 def test_progress_is_off_by_default_when_not_a_terminal(tmp_path, capsys):
@@ -94,14 +144,10 @@ def test_progress_is_off_by_default_when_not_a_terminal(tmp_path, capsys):
     assert not progress_lib.interactive()
     estimator = _estimator(tmp_path, log_step_count_steps=10)
     estimator.train(input_fn(X, Y), steps=30)
-    assert "steps/s" not in capsys.readouterr().out
+    assert "/30" not in capsys.readouterr().out
 
 
 def test_progress_is_on_by_default_in_a_terminal_or_notebook(monkeypatch):
-    class _Terminal(io.StringIO):
-        def isatty(self):
-            return True
-
     monkeypatch.setattr(sys, "stdout", _Terminal())
     assert progress_lib.check_progress(None) is True
     monkeypatch.setattr(sys, "stdout", io.StringIO())
@@ -121,33 +167,6 @@ def test_bad_progress_value_is_refused(tmp_path, value):
     estimator = _estimator(tmp_path)
     with pytest.raises(TypeError, match=r"progress must be True, False or None"):
         estimator.train(input_fn(X, Y), steps=2, progress=value)
-
-
-def test_dynamic_display_redraws_one_line(monkeypatch):
-    clock = iter(np.arange(0.0, 100.0, 1.0))
-    monkeypatch.setattr(progress_lib, "_clock", lambda: float(next(clock)))
-    stream = io.StringIO()
-    bar = progress_lib.ProgressBar(
-        start=100, last_step=300, stream=stream, dynamic=True
-    )
-    bar.on_train_begin()
-    for step in (150, 200, 250, 300):
-        bar.on_train_batch_end(0, {"global_step": step, "loss": 0.5})
-    bar.on_train_end()
-    text = stream.getvalue()
-    assert text.startswith("\rstep 150/300 ")
-    assert text.count("\r") == 5 and text.count("\n") == 1 and text.endswith("\n")
-    # 50 steps per second once the first run is done: 100 steps left, 2s.
-    assert "50.0 steps/s - ETA: 2s" in text
-    assert bar.steps_until_needed(123) is None
-
-
-def test_durations_and_numbers():
-    assert progress_lib._duration(7.4) == "7s"
-    assert progress_lib._duration(125) == "2:05"
-    assert progress_lib._duration(3725) == "1:02:05"
-    assert progress_lib._number(0.25) == "0.2500"
-    assert progress_lib._number(1e-6) == "1.0000e-06"
 
 
 @given(

@@ -199,11 +199,13 @@ class Estimator:
             saving_listeners: `CheckpointSaverListener`s called around each
                 checkpoint save.
             callbacks: Keras callbacks, called after the hooks at each run.
-            progress: show a progress bar (global step, loss, steps/s, and
-                an ETA when `steps` or `max_steps` bounds the run), updated
-                once per fused run; it changes nothing that is trained,
-                fused or logged. None (the default): shown only when stdout
-                is a terminal or in a notebook. An extension of this package.
+            progress: show Keras' progress bar (`keras.utils.Progbar`: this
+                call's steps, the loss, the time per step and, when `steps`
+                or `max_steps` bounds the run, the ETA), updated once per
+                fused run; it changes nothing that is trained, fused or
+                logged. None (the default): shown only when stdout is a
+                terminal or in a notebook; elsewhere, when on, one line at
+                the end. An extension of this package.
 
         Under a `tf.distribute.experimental.ParameterServerStrategy` the chief
         schedules the steps on the cluster's workers (`ps_training`); on a
@@ -324,8 +326,8 @@ class Estimator:
             _loop.StopAtStep(state, last_step),
             HookCallback(hooks),
             keras_callbacks,
-            # Reads each run's logs only: fusion and logs stay as they are.
-            *([_progress.ProgressBar(start, last_step)] if show_progress else []),
+            # Reads the step state only: fusion and logs stay as they are.
+            *([_progress.ProgressBar(state, last_step)] if show_progress else []),
             _preemption.StopOnSigterm(preemption),
         ]
         with _loop_context.active(self._loop_context()):

@@ -1,45 +1,27 @@
-"""`ProgressBar`: a Keras-style progress display for `Estimator.train`.
+"""`ProgressBar`: Keras' progress bar for `Estimator.train`.
 
-The display is a Keras callback that only reads what the loop already
-hands every callback after each compiled call: the logs' `global_step` and
-`loss` (see `engine/loop.py`), already on the host, as the loop reads them
-itself. It says through `steps_until_needed` that it
-needs no particular step, so it never shortens a fused run or makes a step
-fetch anything: with fusion on, it is updated once per fused call; with
-`RunConfig(steps_per_loop=N)`, once per loop. Training, checkpoints and
-logs are the same with and without it.
+The display is `keras.utils.Progbar`, driven by a Keras callback that reads
+the global step and the loss from the loop's step state (`engine/loop.py`'s
+`StepState`, which the loop updates from each compiled call's results
+before callbacks run), never from the logs. It says through
+`steps_until_needed` that it needs no particular step, so it never shortens
+a fused run or makes a step fetch anything: with fusion on, it is updated
+once per fused call; with `RunConfig(steps_per_loop=N)`, once per loop.
+Training, checkpoints and logs are the same with and without it.
 
-Each update shows the global step (out of the last step when `steps` or
-`max_steps` bounds the run, with a bar and an ETA), the loss of the call's
-last step and the steps per second. In a terminal or a notebook the line
-is redrawn in place (at most every `interval` seconds); elsewhere (output
-to a file or a pipe, when forced on) a line is printed at most every
-`interval` seconds, plus the final one.
+The bar counts the steps of this `train` call (out of `steps`, or up to
+`max_steps`, when one bounds the run), as `fit` counts an epoch's steps.
+In a terminal or a notebook it is Keras' `verbose=1` display, redrawn in
+place with the ETA; elsewhere (a file or a pipe, when forced on) Keras'
+`verbose=2` display: one line when training ends.
 """
 
 from __future__ import annotations
 
-import collections
-import math
 import sys
-import time
-from typing import Any, TextIO
+from typing import Any, Protocol
 
 import keras
-
-# Seconds between two redraws in a terminal or notebook, and between two
-# printed lines elsewhere.
-DYNAMIC_INTERVAL = 0.1
-STATIC_INTERVAL = 10.0
-# The steps/s shown while training (and the ETA) are measured over about the
-# last RATE_WINDOW seconds, so that slow early runs (tracing) soon drop out.
-RATE_WINDOW = 5.0
-_BAR_WIDTH = 20
-
-
-def _clock() -> float:
-    """Seconds on a monotonic clock (a function so tests can replace it)."""
-    return time.monotonic()
 
 
 def interactive(stream: Any = None) -> bool:
@@ -82,39 +64,39 @@ def check_progress(progress: Any) -> bool:
     return progress
 
 
+class StepSource(Protocol):
+    """Where the bar reads the run's progress (the loop's `StepState`)."""
+
+    value: int
+    last_loss: float | None
+
+
 class ProgressBar(keras.callbacks.Callback):
-    """Shows the global step, loss, steps/s and ETA of a training run.
+    """Shows a `keras.utils.Progbar` of this train call's steps and loss.
 
     Args:
-        start: the global step the run starts from.
+        state: the loop's step state: `value` (the global step now) and
+            `last_loss` (the loss of the last step run).
         last_step: the global step the run stops at, if `steps` or
-            `max_steps` bounds it (enables the bar and the ETA).
-        stream: where to write; `sys.stdout` (looked up at each write) by
-            default.
-        dynamic: redraw one line in place; by default, when `stream` is a
-            terminal or this is a notebook.
+            `max_steps` bounds it (gives the bar its target and the ETA).
+        dynamic: Keras' in-place display (`verbose=1`); by default, when
+            stdout is a terminal or this is a notebook. Otherwise one line
+            at the end (`verbose=2`).
     """
 
     def __init__(
         self,
-        start: int,
+        state: StepSource,
         last_step: int | None = None,
-        stream: TextIO | None = None,
         dynamic: bool | None = None,
     ) -> None:
         super().__init__()
-        self._start = int(start)
+        self._state = state
         self._last_step = None if last_step is None else int(last_step)
-        self._stream = stream
-        self._dynamic = interactive(stream) if dynamic is None else dynamic
-        self._interval = DYNAMIC_INTERVAL if self._dynamic else STATIC_INTERVAL
-        self._began = 0.0
-        self._first: tuple[int, float] | None = None
-        self._recent: collections.deque[tuple[int, float]] = collections.deque()
-        self._step: int | None = None
-        self._loss: float | None = None
-        self._last_shown = -math.inf
-        self._width = 0
+        self._dynamic = interactive() if dynamic is None else dynamic
+        self._bar: keras.utils.Progbar | None = None
+        self._start = 0
+        self._shown = False
 
     # ---- what the loop asks of callbacks ----------------------------------------
     def steps_until_needed(self, global_step: int) -> int | None:
@@ -122,113 +104,39 @@ class ProgressBar(keras.callbacks.Callback):
         return None
 
     def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
-        self._began = _clock()
-        self._first = None
-        self._recent.clear()
-        self._step = None
-        self._loss = None
-        self._last_shown = -math.inf
-        self._width = 0
+        # The step a callback's restore moved the run to counts as its start.
+        self._start = int(self._state.value)
+        target = None
+        if self._last_step is not None and self._last_step > self._start:
+            target = self._last_step - self._start
+        self._bar = keras.utils.Progbar(
+            target,
+            verbose=1 if self._dynamic else 2,
+            stateful_metrics=["loss"],
+            unit_name="step",
+        )
+        self._shown = False
 
     def on_train_batch_end(
         self, batch: int, logs: dict[str, Any] | None = None
     ) -> None:
-        if not logs or "global_step" not in logs:
-            return
-        now = _clock()
-        self._step = int(logs["global_step"])
-        if "loss" in logs:
-            self._loss = float(logs["loss"])
-        if self._first is None:
-            self._first = (self._step, now)
-        self._recent.append((self._step, now))
-        # Keep one update older than the window: the rate spans all of it.
-        while len(self._recent) > 2 and self._recent[1][1] <= now - RATE_WINDOW:
-            self._recent.popleft()
-        if now - self._last_shown >= self._interval:
-            self._show(self._line(now, final=False), final=False)
-            self._last_shown = now
+        self._update(finalize=False)
 
     def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
-        if self._step is None:
+        if self._shown:
+            self._update(finalize=True)
+
+    def _update(self, finalize: bool) -> None:
+        if self._bar is None:
             return
-        self._show(self._line(_clock(), final=True), final=True)
-
-    # ---- the line ------------------------------------------------------------------
-    def steps_per_sec(self, now: float, final: bool = False) -> float | None:
-        """Steps per second after the first run, whose time includes tracing.
-
-        While training: over about the last `RATE_WINDOW` seconds, none
-        until a second run ends. At the end: over the whole run after the
-        first run (from the start, for a run made in one call).
-        """
-        if self._step is None or self._first is None:
-            return None
-        if not final:
-            old_step, old_time = self._recent[0]
-            if self._step > old_step and now > old_time:
-                return (self._step - old_step) / (now - old_time)
-            return None
-        first_step, first_time = self._first
-        if self._step > first_step and now > first_time:
-            return (self._step - first_step) / (now - first_time)
-        if final and self._step > self._start and now > self._began:
-            return (self._step - self._start) / (now - self._began)
-        return None
-
-    def _line(self, now: float, final: bool) -> str:
-        assert self._step is not None
-        parts = []
-        if self._last_step is not None and self._last_step > self._start:
-            total = self._last_step - self._start
-            done = min(max(self._step - self._start, 0), total)
-            filled = int(_BAR_WIDTH * done / total)
-            bar = "━" * filled + "─" * (_BAR_WIDTH - filled)
-            width = len(str(self._last_step))
-            parts.append(f"step {self._step:>{width}}/{self._last_step} {bar}")
-        else:
-            parts.append(f"step {self._step}")
-        if self._loss is not None:
-            parts.append(f"loss: {_number(self._loss)}")
-        rate = self.steps_per_sec(now, final)
-        if rate is not None:
-            parts.append(f"{rate:,.1f} steps/s")
-        if final:
-            parts.append(f"{_duration(now - self._began)} total")
-        elif self._last_step is not None and rate:
-            remaining = max(self._last_step - self._step, 0)
-            parts.append(f"ETA: {_duration(remaining / rate)}")
-        return " - ".join(parts)
-
-    def _show(self, line: str, final: bool) -> None:
-        stream = self._stream if self._stream is not None else sys.stdout
-        if stream is None:
+        done = max(int(self._state.value) - self._start, 0)
+        if not finalize and done == 0:
             return
-        if self._dynamic:
-            padding = " " * max(self._width - len(line), 0)
-            self._width = len(line)
-            text = f"\r{line}{padding}" + ("\n" if final else "")
-        else:
-            text = line + "\n"
-        stream.write(text)
-        stream.flush()
-
-
-def _number(value: float) -> str:
-    if value == 0 or 1e-3 <= abs(value) < 1e5 or not math.isfinite(value):
-        return f"{value:.4f}"
-    return f"{value:.4e}"
-
-
-def _duration(seconds: float) -> str:
-    """`7s`, `2:05`, `1:02:05`, as Keras' progress bar writes durations."""
-    if not math.isfinite(seconds):
-        return "?"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, secs = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}:{secs:02d}"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}"
+        if finalize and self._bar.target is None:
+            # As Keras' ProgbarLogger ends an epoch of unknown length: the
+            # steps run become the target (verbose=2 shows nothing without).
+            self._bar.target = done
+        loss = self._state.last_loss
+        values = [] if loss is None else [("loss", float(loss))]
+        self._bar.update(done, values, finalize=finalize)
+        self._shown = True

@@ -512,8 +512,7 @@ class Estimator:
         eval_dir = self.eval_dir(name)
         try:
             writer = tf.summary.create_file_writer(eval_dir)
-            with writer.as_default():
-                _eval_summary.write(results, results["global_step"])
+            _eval_summary.write(results, results["global_step"], writer)
             writer.close()
         except (OSError, tf.errors.OpError) as error:
             message = (

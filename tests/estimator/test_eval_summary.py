@@ -1,0 +1,82 @@
+"""What evaluate() writes to its eval event file."""
+
+import glob
+
+import numpy as np
+import tensorflow as tf
+
+import keras_estimator as ke
+from keras_estimator._src.estimator import eval_summary
+from tests._models import input_fn, make_data, mlp_model_fn
+
+
+def _events(directory):
+    return [
+        event
+        for path in sorted(glob.glob(f"{directory}/events.out.tfevents.*"))
+        for event in tf.compat.v1.train.summary_iterator(path)
+        if event.HasField("summary")
+    ]
+
+
+def test_numbers_are_written_in_one_event_as_tf_summary_scalar_writes_them(tmp_path):
+    results = {
+        "loss": 0.5,
+        "accuracy": np.float32(0.75),
+        "auc": np.float64(0.123456789),
+        "count": np.int64(3),
+        "flag": True,
+        "global_step": 200,
+    }
+    writer = tf.summary.create_file_writer(str(tmp_path / "ours"))
+    eval_summary.write(results, 200, writer)
+    writer.close()
+    reference = tf.summary.create_file_writer(str(tmp_path / "scalar"))
+    with reference.as_default():
+        for key, value in results.items():
+            if key != "global_step":
+                tf.summary.scalar(key, value, step=200)
+    reference.close()
+
+    (event,) = _events(tmp_path / "ours")
+    assert event.step == 200
+    expected = [
+        value for e in _events(tmp_path / "scalar") for value in e.summary.value
+    ]
+    assert [v.tag for v in expected] == ["loss", "accuracy", "auc", "count", "flag"]
+    assert list(event.summary.value) == expected
+    assert tf.make_ndarray(event.summary.value[2].tensor) == np.float32(0.123456789)
+
+
+def test_evaluate_writes_its_metrics_once_per_call(tmp_path):
+    x, y = make_data(num_examples=32)
+    est = ke.Estimator(
+        mlp_model_fn,
+        model_dir=str(tmp_path),
+        params={"hidden": [4]},
+        config=ke.RunConfig(tf_random_seed=3),
+    )
+    est.train(input_fn(x, y), steps=2)
+    results = [est.evaluate(input_fn(x, y, repeat=False)) for _ in range(2)]
+    events = _events(est.eval_dir())
+    assert len(events) == 2 and {e.step for e in events} == {2}
+    for event, result in zip(events, results, strict=True):
+        values = {v.tag: float(tf.make_ndarray(v.tensor)) for v in event.summary.value}
+        assert "global_step" not in values
+        assert values == {
+            k: np.float32(v) for k, v in result.items() if k != "global_step"
+        }
+
+
+def test_arrays_and_serialized_summaries_are_written_beside_the_numbers(tmp_path):
+    image = tf.compat.v1.Summary(
+        value=[tf.compat.v1.Summary.Value(tag="x", simple_value=2.0)]
+    ).SerializeToString()
+    results = {"loss": 0.5, "matrix": np.eye(2), "image": image, "skip": None}
+    writer = tf.summary.create_file_writer(str(tmp_path))
+    eval_summary.write(results, 7, writer)
+    writer.close()
+    events = _events(tmp_path)
+    assert {e.step for e in events} == {7}
+    tags = [value.tag for e in events for value in e.summary.value]
+    assert sorted(tags) == ["image/0", "loss", "matrix"]

@@ -195,3 +195,20 @@ def test_progress_changes_no_weight_step_or_fusion(steps, steps_per_loop, log_ev
     for name in plain:
         np.testing.assert_array_equal(plain[name], shown[name], err_msg=name)
         assert plain[name].tobytes() == shown[name].tobytes(), name
+
+
+def test_progress_without_bound_in_a_terminal_counts_up_to_unknown(capsys):
+    state = types.SimpleNamespace(value=0, last_loss=None)
+    bar = progress_lib.ProgressBar(state, last_step=None, dynamic=True)
+    bar.on_train_begin()
+    state.value, state.last_loss = 1, 0.5
+    bar.on_train_batch_end(0, {})
+    state.value = 3
+    bar.on_train_end()
+    frames = [
+        frame.strip("\b \n")
+        for frame in _ANSI.sub("", capsys.readouterr().out).split("\r")
+        if frame.strip("\b ")
+    ]
+    assert frames[0].startswith("1/Unknown "), frames
+    assert frames[-1].startswith("3/3 ━━━━━━━━━━━━━━━━━━━━ "), frames

@@ -67,6 +67,7 @@ def test_new_fetches_reuse_the_traced_step(tmp_path):
             fetches = {"loss": loss_name, "step": tf.compat.v1.train.get_global_step()}
             if len(seen) % 2:
                 fetches["kernel"] = "dense/kernel:0"
+                fetches["logits"] = "dense_1/BiasAdd:0"
             return ke.SessionRunArgs(fetches)
 
         def after_run(self, run_context, run_values):
@@ -75,8 +76,27 @@ def test_new_fetches_reuse_the_traced_step(tmp_path):
     est.train(input_fn(X, Y), steps=4, hooks=[Fetching()])
     assert calls == []
     assert [r["step"] for r in seen] == [3, 4, 5, 6]
-    assert [sorted(r) for r in seen] == [["loss", "step"], ["kernel", "loss", "step"]] * 2
+    assert [sorted(r) for r in seen] == [["loss", "step"], ["kernel", "logits", "loss", "step"]] * 2
     assert all(np.isfinite(r["loss"]) and r["loss"] > 0 for r in seen)
+    # The logits are the step's: their cross-entropy on the step's batch
+    # (the input restarts, 16 examples a batch) is the loss fetched with them.
+    for index in (1, 3):
+        logits = seen[index]["logits"].astype(np.float64)
+        labels = Y[index * 16 : (index + 1) * 16]
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        cross_entropy = -log_probs[np.arange(16), labels].mean()
+        np.testing.assert_allclose(cross_entropy, seen[index]["loss"], rtol=1e-5)
+    # Summaries are written where the summary hook asked (each call's first
+    # step, labelled with the step after it), not by the steps that fetched.
+    loss_steps = sorted(
+        event.step
+        for path in tmp_path.glob("events.out.tfevents.*")
+        for event in tf.compat.v1.train.summary_iterator(str(path))
+        for value in event.summary.value
+        if value.tag == "loss"
+    )
+    assert loss_steps == [1, 4]
     # A variable's name fetches its value after the step's update: after the
     # last step, the value the final checkpoint holds.
     np.testing.assert_array_equal(seen[-1]["kernel"], est.get_variable_value("dense/kernel"))

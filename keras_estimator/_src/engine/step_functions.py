@@ -59,17 +59,22 @@ class _SharedStep:
 
     tf.estimator called the model_fn once per `train()`; a trace per
     compiled function would call it once more for each. The step is traced
-    once, with `tf.function`'s ordering, and each function runs the part of
-    that graph it needs: the fused loop its outputs and every stateful op but
+    once, with `tf.function`'s ordering, and each function runs what it
+    needs of that graph: the fused loop its outputs and every stateful op but
     the summaries', a fetching step those plus the tensors hooks ask for (and
-    the summaries, when they ask for them).
+    the summaries, when they ask for them). The trace also returns the loss
+    and the reads from before the step, so the usual fetches (the loss, the
+    global step, summaries) call it whole; other fetches prune a copy.
 
     Args:
-        wrapped: the trace (`ordered_traces.trace_ordered`).
-        outputs: the step's outputs as `fn` returned them (before the
-            trace's own identities, which wait for every stateful op).
+        wrapped: the trace (`ordered_traces.trace_ordered`) of a function
+            returning `(logs, extras)`.
+        outputs: the flat logs and extras as that function returned them
+            (before the trace's own identities, which wait for every
+            stateful op).
         num_inputs: how many flat tensors the step's input has.
         read_before: variable name -> its read from before the step.
+        directory: the directory its summaries are written to, if any.
     """
 
     def __init__(
@@ -78,13 +83,17 @@ class _SharedStep:
         outputs: list[tf.Tensor],
         num_inputs: int,
         read_before: dict[str, tf.Tensor],
+        directory: str | None,
     ) -> None:
         self.wrapped = wrapped
         self.graph = wrapped.graph
-        self.structure = wrapped.structured_outputs
-        self._outputs = outputs
-        self._feeds = self.graph.inputs[:num_inputs]
+        self.directory = directory
         self.read_before = read_before
+        self._logs_structure = wrapped.structured_outputs[0]
+        self._num_logs = len(tf.nest.flatten(self._logs_structure, expand_composites=True))
+        self._outputs = outputs
+        self._positions = {id(t): i for i, t in reversed(list(enumerate(outputs)))}
+        self._feeds = self.graph.inputs[:num_inputs]
         must_run = list(self.graph.control_outputs)
         writers = {
             id(tensor)
@@ -96,55 +105,71 @@ class _SharedStep:
         self._summary_ops = [op for op in must_run if any(id(t) in writers for t in op.inputs)]
         summary_ids = {id(op) for op in self._summary_ops}
         self._other_ops = [op for op in must_run if id(op) not in summary_ids]
-        self._writers = writers
         self._fused: Any = None
-        # The directory its summaries are written to, if any.
-        self.directory: str | None = None
 
-    def usable(self) -> bool:
-        """Whether its summaries can be left out (else each function traces its own).
-
-        Summary writes nested in control flow, or that other updates wait
-        for, cannot be separated.
-        """
-        if any(op.type not in _SUMMARY_OPS for op in self._summary_ops):
-            return False
-        if not self._summary_ops:
-            return True
-        self._fused = self._prune([], summaries=False)
-        return not any(
-            op.type in _SUMMARY_OPS for op in self._fused.graph.get_operations()
-        )
+    def separable(self) -> bool:
+        """Whether its summary writes are ops of their own (not in control flow)."""
+        return all(op.type in _SUMMARY_OPS for op in self._summary_ops)
 
     def _prune(self, extra: list[Any], summaries: bool) -> Any:
+        """A copy of the part of the graph the outputs and `extra` need; None
+        when summaries left out would run anyway (other updates wait for them)."""
         ops = self._other_ops + (self._summary_ops if summaries else [])
         tensors = [t for t in extra if isinstance(t, tf.Tensor)]
         ops = ops + [op for op in extra if isinstance(op, tf.Operation)]
-        return self.wrapped.prune(
-            feeds=self._feeds, fetches=[self._outputs + tensors, ops]
+        pruned = self.wrapped.prune(feeds=self._feeds, fetches=[self._outputs + tensors, ops])
+        if not summaries and any(
+            op.type in _SUMMARY_OPS for op in pruned.graph.get_operations()
+        ):
+            return None
+        return pruned
+
+    def _logs(self, flat: list[tf.Tensor]) -> Any:
+        return tf.nest.pack_sequence_as(
+            self._logs_structure, flat[: self._num_logs], expand_composites=True
         )
 
-    def fused_step(self, data: Any) -> Any:
-        """The step's outputs, computed without writing summaries."""
+    def fused_step(self) -> Callable[[Any], Any] | None:
+        """The step without its summaries (None: they cannot be left out)."""
+        if not self._summary_ops:
+            return lambda data: function_calls.call_traced(self.wrapped, data)[0]
         if self._fused is None:
-            self._fused = self._prune([], summaries=False)
-        flat = self._fused(*tf.nest.flatten(data, expand_composites=True))[0]
-        return tf.nest.pack_sequence_as(self.structure, flat, expand_composites=True)
+            self._fused = self._prune([], summaries=False) or False
+        if self._fused is False:
+            return None
+        fused = self._fused
+        return lambda data: self._logs(fused(*tf.nest.flatten(data, expand_composites=True))[0])
 
-    def fetching_step(self, extra: dict[str, Any], summaries: bool) -> Callable[[Any], Any]:
-        """A function of the step's input: its outputs and `extra`'s tensors."""
+    def fetching_step(
+        self, extra: dict[str, Any], summaries: bool
+    ) -> Callable[[Any], tuple[Any, dict[str, tf.Tensor]]] | None:
+        """A function of the step's input: its logs and `extra`'s tensors.
+
+        None when the summaries must be left out and cannot be.
+        """
         keys = [k for k, v in extra.items() if isinstance(v, tf.Tensor)]
+        whole = (summaries or not self._summary_ops) and all(
+            id(v) in self._positions for v in extra.values()
+        )
+        if whole:
+            positions = [self._positions[id(extra[k])] for k in keys]
+
+            def step(data: Any) -> tuple[Any, dict[str, tf.Tensor]]:
+                logs, extras = function_calls.call_traced(self.wrapped, data)
+                flat = tf.nest.flatten(logs, expand_composites=True) + list(extras)
+                return logs, {k: flat[i] for k, i in zip(keys, positions, strict=True)}
+
+            return step
         pruned = self._prune(list(extra.values()), summaries)
+        if pruned is None:
+            return None
         count = len(self._outputs)
 
-        def step(data: Any) -> tuple[Any, dict[str, tf.Tensor]]:
+        def pruned_step(data: Any) -> tuple[Any, dict[str, tf.Tensor]]:
             flat = pruned(*tf.nest.flatten(data, expand_composites=True))[0]
-            outputs = tf.nest.pack_sequence_as(
-                self.structure, flat[:count], expand_composites=True
-            )
-            return outputs, dict(zip(keys, flat[count:], strict=True))
+            return self._logs(flat), dict(zip(keys, flat[count:], strict=True))
 
-        return step
+        return pruned_step
 
 
 class _SharedEvaluation:
@@ -162,8 +187,8 @@ class _SharedEvaluation:
         self._traced = traced
         self._state = state
 
-    def fused_step(self, data: Any) -> Any:
-        return _fetched_only.call_traced(self._traced, data, self._state)
+    def fused_step(self) -> Callable[[Any], Any]:
+        return lambda data: _fetched_only.call_traced(self._traced, data, self._state)
 
 
 class StepFunctions:
@@ -365,11 +390,13 @@ class StepFunctions:
                 else None
             )
 
+            fetching = (
+                None if shared is None else self._shared_fetching(shared, plan, bool(directories))
+            )
+
             def step_with_fetches(iterator: Any) -> Any:
-                if shared is not None:
-                    return self._shared_fetching(shared, plan, bool(directories))(
-                        iterator.get_next()
-                    )
+                if fetching is not None:
+                    return fetching(iterator.get_next())
                 with self._trace.tracing_fetches(plan):
                     return one_step(iterator.get_next())
 
@@ -388,12 +415,14 @@ class StepFunctions:
 
     def _shared_fetching(
         self, shared: _SharedStep, plan: _fetches.FetchPlan, summaries: bool
-    ) -> Callable[[Any], dict[str, Any]]:
-        """A step of `shared` returning its logs and what `plan` fetches."""
+    ) -> Callable[[Any], dict[str, Any]] | None:
+        """A step of `shared` returning its logs and what `plan` fetches (None: it cannot)."""
         in_graph, after = _fetches.split_for_graph(
             shared.graph, plan.keys, plan.variables, self._trace.store.get, shared.read_before
         )
         step = shared.fetching_step(in_graph, summaries)
+        if step is None:
+            return None
 
         def fetching(data: Any) -> dict[str, Any]:
             logs, values = step(data)
@@ -416,21 +445,26 @@ class StepFunctions:
         """
         outputs: list[tf.Tensor] = []
 
-        def step(data: Any) -> Any:
-            logs = tf.nest.map_structure(tf.convert_to_tensor, replicated_step(data))
-            outputs.extend(tf.nest.flatten(logs, expand_composites=True))
-            return logs
-
         with self._trace.tracing_shared([directory] if directory else []) as record:
+
+            def step(data: Any) -> Any:
+                logs = tf.nest.map_structure(tf.convert_to_tensor, replicated_step(data))
+                spec = record.spec
+                loss = getattr(spec, "loss", None)
+                extras = [t for t in (loss, *record.read_before.values()) if isinstance(t, tf.Tensor)]
+                outputs.extend(tf.nest.flatten(logs, expand_composites=True))
+                outputs.extend(extras)
+                return logs, extras
+
             wrapped = ordered_traces.trace_ordered(step, [element_spec], "train_step")
         shared = _SharedStep(
             wrapped,
             outputs,
             len(tf.nest.flatten(element_spec, expand_composites=True)),
             record.read_before,
+            directory,
         )
-        shared.directory = directory
-        return shared if shared.usable() else None
+        return shared if shared.separable() else None
 
     def _trace_shared_evaluation(
         self, replicated_step: Callable[[Any], Any], element_spec: Any
@@ -541,7 +575,7 @@ class StepFunctions:
 
         def one_step(data: Any) -> dict[str, tf.Tensor]:
             if tracing[0] is not None:
-                return tracing[0].fused_step(data)
+                return tracing[0](data)
             if kind == "train":
                 return replicated_step(data)
             # tf.estimator ran an evaluation step as a TF1 session run: the
@@ -558,7 +592,8 @@ class StepFunctions:
             key = self._spec_key(iterator)
             concrete = traced.get(key)
             if concrete is None:
-                tracing[0] = shared_for(iterator, None)
+                shared = shared_for(iterator, None)
+                tracing[0] = None if shared is None else shared.fused_step()
                 try:
                     concrete = compiled.get_concrete_function(
                         iterator, tf.TensorSpec([], tf.int32)

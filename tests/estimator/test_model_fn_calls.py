@@ -126,3 +126,40 @@ def test_evaluation_hooks_fetching_trace_once_more(tmp_path):
     assert calls == ["eval"] * 3
     assert len(losses) == len(X) // 16
     assert np.isclose(np.mean(losses), results["loss"], rtol=1e-5)
+
+
+def test_summaries_in_control_flow_keep_a_trace_per_function(tmp_path):
+    """A summary written inside tf.cond cannot be left out of a shared trace.
+
+    Then each compiled function traces the step itself, as before the traces
+    were shared, and the summary is still written only on the steps the
+    summary hook asks for.
+    """
+    calls = []
+
+    def model_fn(features, labels, mode, params):
+        calls.append(mode)
+        spec = mlp_model_fn(features, labels, mode, params)
+        if mode == ke.ModeKeys.TRAIN:
+            tf.cond(
+                spec.loss > 0,
+                lambda: tf.summary.scalar("positive_loss", spec.loss),
+                lambda: tf.constant(False),
+            )
+        return spec
+
+    config = ke.RunConfig(save_summary_steps=3)
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path), params={"hidden": [8]}, config=config)
+    est.train(input_fn(X, Y), steps=7)
+    # The building trace, the shared trace found unusable, the fused loop,
+    # and a fetching step for each set of fetches: the first step's (the
+    # logged loss and summaries) and the later summary steps'.
+    assert calls == ["train"] * 5
+    steps = sorted(
+        event.step
+        for path in tmp_path.glob("events.out.tfevents.*")
+        for event in tf.compat.v1.train.summary_iterator(str(path))
+        for value in event.summary.value
+        if value.tag.endswith("positive_loss")
+    )
+    assert steps == [1, 4, 7]

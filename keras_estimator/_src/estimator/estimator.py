@@ -225,15 +225,7 @@ class Estimator:
         """
         check_steps(steps, max_steps)
         show_progress = _progress.check_progress(progress)
-        user_hooks = check_hooks(hooks)
-        user_callbacks = _check_callbacks(callbacks)
-        # A HookCallback among the callbacks (how Model.fit takes hooks, and
-        # a model_fn_to_keras model's fit hands its callbacks here) joins the
-        # one dispatcher: a second one could not add its fetches to the step.
-        for callback in user_callbacks:
-            if isinstance(callback, HookCallback):
-                user_hooks += callback.hooks
-        user_callbacks = [c for c in user_callbacks if not isinstance(c, HookCallback)]
+        user_hooks, user_callbacks = _hooks_and_callbacks(hooks, callbacks)
         listeners = _check_listeners(saving_listeners)
         if self._strategy is None and _ps_training.serves_instead_of_training(
             self._config
@@ -463,15 +455,7 @@ class Estimator:
         """
         check_steps(steps, None)
         checkpoint_path = _checkpoint.checkpoint_path_argument(checkpoint_path)
-        user_hooks = check_hooks(hooks)
-        user_callbacks = _check_callbacks(callbacks)
-        # A HookCallback among the callbacks (how Model.fit takes hooks, and
-        # a model_fn_to_keras model's fit hands its callbacks here) joins the
-        # one dispatcher: a second one could not add its fetches to the step.
-        for callback in user_callbacks:
-            if isinstance(callback, HookCallback):
-                user_hooks += callback.hooks
-        user_callbacks = [c for c in user_callbacks if not isinstance(c, HookCallback)]
+        user_hooks, user_callbacks = _hooks_and_callbacks(hooks, callbacks)
         model = self._get_model()
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.EVAL)
         model.build_mode(ModeKeys.EVAL, element_spec)
@@ -544,15 +528,7 @@ class Estimator:
         `on_predict_batch_begin` / `on_predict_batch_end`, then `on_predict_end`).
         """
         checkpoint_path = _checkpoint.checkpoint_path_argument(checkpoint_path)
-        user_hooks = check_hooks(hooks)
-        user_callbacks = _check_callbacks(callbacks)
-        # A HookCallback among the callbacks (how Model.fit takes hooks, and
-        # a model_fn_to_keras model's fit hands its callbacks here) joins the
-        # one dispatcher: a second one could not add its fetches to the step.
-        for callback in user_callbacks:
-            if isinstance(callback, HookCallback):
-                user_hooks += callback.hooks
-        user_callbacks = [c for c in user_callbacks if not isinstance(c, HookCallback)]
+        user_hooks, user_callbacks = _hooks_and_callbacks(hooks, callbacks)
         model = self._get_model()
         dataset = self._dataset(input_fn, ModeKeys.PREDICT)
         model.build_mode(ModeKeys.PREDICT, dataset.element_spec)
@@ -945,6 +921,22 @@ def _check_listeners(listeners: Any) -> list[Any]:
             f"{listeners!r}."
         )
     return list(listeners)
+
+
+def _hooks_and_callbacks(hooks: Any, callbacks: Any) -> tuple[list[Any], list[Any]]:
+    """The call's hooks and Keras callbacks, checked, as (hooks, callbacks).
+
+    A HookCallback among the callbacks (how Model.fit takes hooks, and a
+    model_fn_to_keras model's fit hands its callbacks here) joins the one
+    dispatcher: its hooks follow `hooks`, and it leaves the callbacks, since
+    a second dispatcher could not add its fetches to the step.
+    """
+    user_hooks = check_hooks(hooks)
+    user_callbacks = _check_callbacks(callbacks)
+    for callback in user_callbacks:
+        if isinstance(callback, HookCallback):
+            user_hooks += callback.hooks
+    return user_hooks, [c for c in user_callbacks if not isinstance(c, HookCallback)]
 
 
 def _check_callbacks(callbacks: Any) -> list[Any]:

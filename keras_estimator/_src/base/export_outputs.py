@@ -355,7 +355,8 @@ def export_outputs_for_predict(
 
     With no `export_outputs`, the predictions are served as
     `serving_default`. A single output under another name is also served as
-    `serving_default`; several outputs must include that key.
+    `serving_default`; several outputs must include that key. An empty dict
+    stays empty (no signatures), as tf.estimator 2.15 took it.
 
     Raises:
         TypeError: `export_outputs` is not a dict of name -> ExportOutput.
@@ -384,7 +385,7 @@ def export_outputs_for_predict(
             )
     if len(outputs) == 1:
         outputs.setdefault(DEFAULT_SERVING_KEY, next(iter(outputs.values())))
-    elif DEFAULT_SERVING_KEY not in outputs:
+    elif outputs and DEFAULT_SERVING_KEY not in outputs:
         raise ValueError(
             "Multiple `export_outputs` were provided, but none of them are "
             "specified as the default: "

@@ -6,6 +6,9 @@ are recorded only in runs whose hooks ask for summaries, as TF1's
 by fetching `summary_fetch(output_dir)`; the step that computes the fetch
 traces model_fn under a default writer for that directory and
 `record_if(True)`, then writes the TF1 summary protos collected in the graph.
+TF1 summary calls build TF1 ops in every trace (`tf_internals/v1_summaries`),
+so their values are written as tf.estimator 2.15 wrote them (simple values
+for scalars) and a hook's `summary_op` names the same op in every trace.
 Every other trace records nothing (`record_if(False)`), so the summary calls
 cost nothing in fused runs.
 
@@ -32,7 +35,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.engine.fetches import SUMMARY_PREFIX
-from keras_estimator._src.tf_internals import summary_writers
+from keras_estimator._src.tf_internals import summary_writers, v1_summaries
 
 logger = logging.getLogger("keras_estimator")
 
@@ -108,12 +111,19 @@ def writer_for(output_dir: str) -> Any:
 @contextlib.contextmanager
 def recording(output_dirs: list[str], step: tf.Tensor) -> Iterator[bool]:
     """Records the enclosed summaries to the first of `output_dirs`, if any."""
+    # TF1 summary calls build TF1 ops in every trace (the same ops under the
+    # same names, as a hook's `summary_op` was fetched by), recorded below by
+    # `write_collected` in the traces that record.
     if not output_dirs:
-        with tf.summary.record_if(False):
+        with tf.summary.record_if(False), v1_summaries.as_protos():
             yield False
         return
     writer = writer_for(output_dirs[0])
-    with writer.as_default(step=step), tf.summary.record_if(True):
+    with (
+        writer.as_default(step=step),
+        tf.summary.record_if(True),
+        v1_summaries.as_protos(),
+    ):
         yield True
 
 

@@ -1,13 +1,20 @@
-"""`SummarySaverHook`: saves the model_fn's summaries every N steps or seconds.
+"""`SummarySaverHook`: saves summaries every N steps or seconds.
 
-The hook asks for summaries by fetching `summaries.summary_fetch(output_dir)`
-on its steps; the step computing that fetch records what model_fn writes
-(see `engine/summaries.py`).
+Given a `summary_op` (or a Scaffold holding one), the hook fetches those TF1
+summary tensors on its steps and writes the serialized protos, labelled with
+the global step after the step, as tf.estimator 2.15 did. Without one (the
+Estimator's own hook, or a Scaffold whose `summary_op` is unset, which 2.15's
+session finalized to `merge_all()`), it asks for all of the model_fn's
+summaries by fetching `summaries.summary_fetch(output_dir)`; the step
+computing that fetch records what model_fn writes (see `engine/summaries.py`).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+import tensorflow as tf
 
 from keras_estimator._src.base.session_run_hook import (
     SessionRunArgs,
@@ -17,18 +24,26 @@ from keras_estimator._src.base.session_run_hook import (
 )
 from keras_estimator._src.engine import summaries
 from keras_estimator._src.hooks.basic_hooks import SecondOrStepTimer
+from keras_estimator._src.tf_internals import summary_writers
+
+logger = logging.getLogger("keras_estimator")
 
 
 class SummarySaverHook(SessionRunHook):
-    """Saves the model_fn's summaries every N steps or seconds.
+    """Saves summaries every N steps or seconds.
 
     Args:
         save_steps: save every this many steps (or `save_secs`, not both).
         save_secs: save every this many seconds.
-        output_dir: the directory for the event files.
-        summary_writer: not supported (TF1 FileWriter); pass `output_dir`.
-        scaffold: not supported; must be None.
-        summary_op: not supported; summaries come from the model_fn.
+        output_dir: the directory for the event files (used when no
+            `summary_writer` is given).
+        summary_writer: a `tf.compat.v1.summary.FileWriter` (anything with
+            `add_summary(summary, step)`) or a `tf.summary` writer.
+        scaffold: a Scaffold whose `summary_op` is saved; unset, the
+            model_fn's summaries are (what 2.15's finalized `merge_all()` held).
+        summary_op: a string tensor of serialized `Summary` protos
+            (`tf.compat.v1.summary.scalar`, `merge_all`, ...) or a list of them.
+            Neither `scaffold` nor `summary_op`: the model_fn's summaries.
     """
 
     def __init__(
@@ -40,31 +55,58 @@ class SummarySaverHook(SessionRunHook):
         scaffold: Any = None,
         summary_op: Any = None,
     ) -> None:
-        for name, value in (
-            ("summary_writer", summary_writer),
-            ("scaffold", scaffold),
-            ("summary_op", summary_op),
-        ):
-            if value is not None:
-                raise ValueError(
-                    f"SummarySaverHook({name}={value!r}) is not supported: TF1 "
-                    "writers and summary ops do not exist in TF2. Pass output_dir; "
-                    "summaries written in model_fn are saved there."
-                )
-        if output_dir is None:
+        if scaffold is not None and summary_op is not None:
             raise ValueError(
-                "SummarySaverHook needs output_dir (got None): the directory to "
-                "write event files to, usually the Estimator's model_dir."
+                "Exactly one of scaffold or summary_op must be provided; got "
+                f"scaffold={scaffold!r} and summary_op={summary_op!r}. Pass one "
+                "(or neither, to save the model_fn's summaries)."
+            )
+        if summary_writer is not None and not (
+            hasattr(summary_writer, "add_summary")
+            or isinstance(summary_writer, tf.summary.SummaryWriter)
+        ):
+            raise TypeError(
+                f"SummarySaverHook(summary_writer={summary_writer!r}): expected a "
+                "tf.compat.v1.summary.FileWriter or a tf.summary writer; or pass "
+                "output_dir instead."
             )
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
-        self._output_dir = str(output_dir)
+        self._output_dir = None if output_dir is None else str(output_dir)
+        self._summary_writer = summary_writer
+        self._scaffold = scaffold
+        self._summary_op = summary_op
         self._due = False
         self._event_file: summaries.EventFile | None = None
 
+    def _ops(self) -> list[Any] | None:
+        """The summary tensors to fetch, or None for the model_fn's summaries."""
+        op = self._summary_op
+        if op is None and self._scaffold is not None:
+            op = getattr(self._scaffold, "summary_op", None)
+        if op is None:
+            return None
+        return list(op) if isinstance(op, (list, tuple)) else [op]
+
     def begin(self) -> None:
-        if self._event_file is None:
-            self._event_file = summaries.event_file(self._output_dir)
+        if self._summary_writer is None and self._output_dir is None:
+            # As in 2.15, such a hook runs and writes nothing.
+            logger.warning(
+                "SummarySaverHook has neither output_dir nor summary_writer: "
+                "it writes nothing. Pass output_dir."
+            )
+            return
+        if self._event_file is None and (
+            self._summary_writer is None or self._ops() is None
+        ):
+            self._event_file = summaries.event_file(self._model_fn_dir())
             self._event_file.acquire()
+
+    def _model_fn_dir(self) -> str:
+        """Where the model_fn's summaries go (a writer's logdir, else output_dir)."""
+        logdir = None
+        if self._summary_writer is not None and hasattr(self._summary_writer, "get_logdir"):
+            logdir = self._summary_writer.get_logdir()
+        return str(logdir or self._output_dir)
 
     def steps_until_needed(self, global_step: int) -> int | None:
         # The run that starts at the due step must be a run of its own.
@@ -72,20 +114,41 @@ class SummarySaverHook(SessionRunHook):
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
         self._due = self._timer.should_trigger_for_step(run_context.global_step)
-        if not self._due:
+        if not self._due or (self._summary_writer is None and self._output_dir is None):
             return None
-        return SessionRunArgs(summaries.summary_fetch(self._output_dir))
+        ops = self._ops()
+        if ops is None:
+            return SessionRunArgs(summaries.summary_fetch(self._model_fn_dir()))
+        return SessionRunArgs(ops)
 
     def after_run(
         self, run_context: SessionRunContext, run_values: SessionRunValues
     ) -> None:
-        if self._due:
-            self._timer.update_last_triggered_step(run_context.global_step - 1)
-            self._due = False
+        if not self._due:
+            return
+        self._timer.update_last_triggered_step(run_context.global_step - 1)
+        self._due = False
+        if run_values.results is None or self._ops() is None:
+            return
+        for serialized in run_values.results:
+            self._write(serialized, run_context.global_step)
+
+    def _write(self, serialized: Any, step: int) -> None:
+        """Writes one serialized Summary at `step` (the step after the run)."""
+        value = serialized.item() if hasattr(serialized, "item") else serialized
+        writer = self._summary_writer
+        if writer is not None and hasattr(writer, "add_summary"):
+            writer.add_summary(value, step)
+        elif writer is not None:
+            summary_writers.write_summary_proto(writer, value, step)
+        elif self._event_file is not None:
+            summary_writers.write_summary_proto(self._event_file.writer, value, step)
 
     def end(self, session: Any) -> None:
         # The file is complete for TensorBoard, and no descriptor outlives
         # the loop (an Estimator may live long after training).
+        if self._summary_writer is not None:
+            self._summary_writer.flush()
         if self._event_file is not None:
             self._event_file.release()
             self._event_file = None

@@ -370,6 +370,25 @@ def checkpoint_path_argument(value: Any, name: str = "checkpoint_path") -> str |
     )
 
 
+def require_checkpoint(path: str | None, name: str = "checkpoint_path") -> str | None:
+    """`path` (a `checkpoint_path_argument` result), if a checkpoint is there.
+
+    None and an empty path (the latest checkpoint) and directories pass as
+    given.
+
+    Raises:
+        ValueError: nothing is at the path (tf.estimator 2.15's Saver's first
+            phrase), naming the path and the fix.
+    """
+    if path and not (tf.io.gfile.exists(f"{path}.index") or tf.io.gfile.exists(path)):
+        raise ValueError(
+            f"The passed save_path is not a valid checkpoint: {path} ({name} "
+            f"{path!r} has no {path}.index). Pass a checkpoint prefix such as "
+            "<model_dir>/model.ckpt-100, or None for the latest checkpoint."
+        )
+    return path
+
+
 def latest(model_dir: str, rewrite_state: bool = True) -> str | None:
     """The newest checkpoint prefix in `model_dir`, or None if it has none.
 

@@ -14,7 +14,7 @@ import logging
 import os
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import keras
@@ -454,7 +454,9 @@ class Estimator:
             The eval metrics, `loss` (mean over batches) and `global_step`.
         """
         check_steps(steps, None)
-        checkpoint_path = _checkpoint.checkpoint_path_argument(checkpoint_path)
+        checkpoint_path = _checkpoint.require_checkpoint(
+            _checkpoint.checkpoint_path_argument(checkpoint_path)
+        )
         user_hooks, user_callbacks = _hooks_and_callbacks(hooks, callbacks)
         model = self._get_model()
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.EVAL)
@@ -527,7 +529,9 @@ class Estimator:
         Keras' predict loop (`on_predict_begin`, then per batch
         `on_predict_batch_begin` / `on_predict_batch_end`, then `on_predict_end`).
         """
-        checkpoint_path = _checkpoint.checkpoint_path_argument(checkpoint_path)
+        checkpoint_path = _checkpoint.require_checkpoint(
+            _checkpoint.checkpoint_path_argument(checkpoint_path)
+        )
         user_hooks, user_callbacks = _hooks_and_callbacks(hooks, callbacks)
         model = self._get_model()
         dataset = self._dataset(input_fn, ModeKeys.PREDICT)
@@ -952,20 +956,29 @@ def _check_callbacks(callbacks: Any) -> list[Any]:
 
 
 def _select_keys(outputs: Any, keys: Sequence[str] | None) -> Any:
-    if keys is None:
+    # As in tf.estimator 2.15: no keys (None or empty) selects every
+    # prediction, and keys the predictions lack are passed over as long as
+    # one key names a prediction.
+    if not keys:
         return outputs
+    if not isinstance(keys, Iterable):
+        raise TypeError(
+            f"predict_keys must be a str or a list of str, got {keys!r} "
+            f"({type(keys).__name__}). Pass the names of predictions to return."
+        )
+    keys = list(keys)
     if not isinstance(outputs, dict):
         raise ValueError(
-            f"predict_keys={list(keys)} given but model_fn's predictions are a "
+            f"predict_keys={keys} given but model_fn's predictions are a "
             "single tensor, not a dict. Drop predict_keys."
         )
-    missing = [k for k in keys if k not in outputs]
-    if missing:
+    selected = {k: outputs[k] for k in keys if k in outputs}
+    if not selected:
         raise ValueError(
-            f"predict_keys {missing} are not among the predictions "
-            f"{sorted(outputs)}."
+            f"Expected to run at least one output from {sorted(outputs)}, "
+            f"provided {keys}: predict_keys {keys} name none of the predictions."
         )
-    return {k: outputs[k] for k in keys}
+    return selected
 
 
 def _split_examples(outputs: Any) -> Iterator[Any]:

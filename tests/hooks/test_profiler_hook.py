@@ -1,7 +1,10 @@
 """ProfilerHook writes traces TensorBoard's profile plugin reads."""
 
+import json
 import logging
 import re
+
+import pytest
 
 import keras_estimator as ke
 from tests._models import input_fn, make_data, mlp_model_fn
@@ -9,18 +12,34 @@ from tests._models import input_fn, make_data, mlp_model_fn
 X, Y = make_data()
 
 
-def test_profiles_the_scheduled_steps(tmp_path, caplog):
+@pytest.mark.parametrize(
+    ("save_steps", "steps", "expected"),
+    # tf.estimator 2.15 (ProfilerHook in training_hooks, from step 0) wrote
+    # timeline-4.json for save_steps=4 over 6 steps and timeline-3/6/9.json
+    # for save_steps=3 over 10: never the first run, then every save_steps.
+    [(4, 6, [4]), (3, 10, [3, 6, 9])],
+)
+def test_profiles_2_15s_steps_as_timeline_json(tmp_path, caplog, save_steps, steps, expected):
     est = ke.Estimator(mlp_model_fn, model_dir=str(tmp_path / "model"), params={})
     traces = tmp_path / "profile"
-    hook = ke.ProfilerHook(save_steps=4, output_dir=str(traces))
+    hook = ke.ProfilerHook(save_steps=save_steps, output_dir=str(traces))
     with caplog.at_level(logging.INFO, logger="keras_estimator"):
-        est.train(input_fn(X, Y), steps=6, hooks=[hook])
+        est.train(input_fn(X, Y), steps=steps, hooks=[hook])
     traced = re.findall(r"Saved a profile of step (\d+)", caplog.text)
-    assert traced == ["1", "5"]
-    # Runs are named by the second they start; both traces may share one.
-    runs = sorted((traces / "plugins" / "profile").iterdir())
-    assert runs and all(list(run.glob("*.xplane.pb")) for run in runs)
-    assert est.get_variable_value("global_step") == 6
+    assert traced == [str(step) for step in expected]
+    timelines = sorted(traces.glob("timeline-*.json"), key=lambda p: int(p.stem.split("-")[1]))
+    assert [p.name for p in timelines] == [f"timeline-{step}.json" for step in expected]
+    for timeline in timelines:
+        # A Chrome trace, as 2.15's: process names, then complete events.
+        trace = json.loads(timeline.read_text())
+        kinds = {event["ph"] for event in trace["traceEvents"]}
+        assert {"M", "X"} <= kinds
+        assert all(e["dur"] >= 0 for e in trace["traceEvents"] if e["ph"] == "X")
+    # Each profile has its own run directory for TensorBoard's profile tab.
+    runs = sorted(p.name for p in (traces / "plugins" / "profile").iterdir())
+    assert runs == sorted(f"step_{step}" for step in expected)
+    assert all(list((traces / "plugins" / "profile" / run).glob("*.xplane.pb")) for run in runs)
+    assert est.get_variable_value("global_step") == steps
 
 
 def test_needs_exactly_one_schedule():

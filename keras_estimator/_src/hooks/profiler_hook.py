@@ -1,12 +1,22 @@
 """`ProfilerHook`: traces single steps with TensorFlow's profiler.
 
-Each traced step is a run of its own; the trace is written under
-`output_dir/plugins/profile/<run>/`, where TensorBoard's profile tab finds it.
+As in tf.estimator 2.15, the first run of a loop is never traced; then the
+run ending at global step `first + save_steps`, and every `save_steps` after
+(2.15: `save_steps=3` from step 0 traced steps 3, 6, 9). Each trace is
+written as `output_dir/timeline-<step>.json`, a Chrome trace (the file name
+and format 2.15 wrote; its events come from TF2's profiler, not from TF1
+step stats), and the profiler's own `*.xplane.pb` under
+`output_dir/plugins/profile/step_<step>/` for TensorBoard's profile tab.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import tensorflow as tf
@@ -28,10 +38,9 @@ class ProfilerHook(SessionRunHook):
     Args:
         save_steps: profile every this many steps (or `save_secs`, not both).
         save_secs: profile every this many seconds.
-        output_dir: where traces go (TensorBoard's `--logdir`).
-        show_dataflow: kept for compatibility; TF2 traces always include it.
-        show_memory: kept for compatibility; TF2 traces include memory when
-            the profiler supports it.
+        output_dir: where `timeline-<step>.json` files go.
+        show_dataflow: kept for compatibility; TF2 traces have no flow arrows.
+        show_memory: kept for compatibility; TF2 traces have no memory tracks.
     """
 
     def __init__(
@@ -44,34 +53,107 @@ class ProfilerHook(SessionRunHook):
     ) -> None:
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
         self._output_dir = output_dir or "."
-        self._tracing = False
+        self._tracing: str | None = None
+        self._started = False
+        self._first_step = 0
         del show_dataflow, show_memory
 
+    def begin(self) -> None:
+        self._started = False
+        self._timer.reset()
+
     def steps_until_needed(self, global_step: int) -> int | None:
+        if not self._started:
+            return 1
         until = self._timer.steps_until_trigger(global_step + 1)
         # On a clock schedule every step may be the traced one.
         return 1 if until is None else until
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
-        step = run_context.global_step + 1
-        if not self._timer.should_trigger_for_step(step):
+        if not self._started:
+            self._first_step = run_context.global_step
             return None
-        tf.profiler.experimental.start(self._output_dir)
-        self._tracing = True
+        if not self._timer.should_trigger_for_step(run_context.global_step + 1):
+            return None
+        self._tracing = tempfile.mkdtemp(prefix="profile-")
+        tf.profiler.experimental.start(self._tracing)
         # Fetching the global step makes this run a single step.
         return SessionRunArgs("global_step")
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
-        if not self._tracing:
+        step = run_context.global_step
+        if not self._started:
+            # 2.15 counted from the step the first run started at.
+            self._started = True
+            self._timer.update_last_triggered_step(self._first_step)
+            return
+        if self._tracing is None:
             return
         tf.profiler.experimental.stop()
-        self._tracing = False
-        self._timer.update_last_triggered_step(run_context.global_step)
-        logger.info(
-            "Saved a profile of step %d to %s.", run_context.global_step, self._output_dir
-        )
+        self._timer.update_last_triggered_step(step)
+        self._save(self._tracing, step)
+        self._tracing = None
+
+    def _save(self, logdir: str, step: int) -> None:
+        os.makedirs(self._output_dir, exist_ok=True)
+        planes = sorted(Path(logdir).glob("plugins/profile/*/*.xplane.pb"))
+        timeline = os.path.join(self._output_dir, f"timeline-{step}.json")
+        with open(timeline, "w") as f:
+            json.dump(_chrome_trace(planes), f)
+        run_dir = os.path.join(self._output_dir, "plugins", "profile", f"step_{step}")
+        os.makedirs(run_dir, exist_ok=True)
+        for plane in planes:
+            shutil.move(str(plane), os.path.join(run_dir, plane.name))
+        shutil.rmtree(logdir, ignore_errors=True)
+        logger.info("Saved a profile of step %d to %s.", step, timeline)
 
     def end(self, session: Any) -> None:
-        if self._tracing:
+        if self._tracing is not None:
             tf.profiler.experimental.stop()
-            self._tracing = False
+            shutil.rmtree(self._tracing, ignore_errors=True)
+            self._tracing = None
+
+
+def _chrome_trace(xplane_files: list[Path]) -> dict[str, Any]:
+    """The events of TF2 profiler XSpace files as a Chrome trace.
+
+    One process per plane (device or host), one thread per line, a complete
+    ("X") event per profiled event, times in microseconds.
+    """
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    events: list[dict[str, Any]] = []
+    pid = 0
+    for path in xplane_files:
+        space = xplane_pb2.XSpace()
+        space.ParseFromString(path.read_bytes())
+        for plane in space.planes:
+            events.append(
+                {"name": "process_name", "ph": "M", "pid": pid, "args": {"name": plane.name}}
+            )
+            for line in plane.lines:
+                events.append(
+                    {
+                        "name": "thread_name",
+                        "ph": "M",
+                        "pid": pid,
+                        "tid": line.id,
+                        "args": {"name": line.display_name or line.name},
+                    }
+                )
+                start_ps = line.timestamp_ns * 1000
+                for event in line.events:
+                    metadata = plane.event_metadata.get(event.metadata_id)
+                    name = metadata.display_name or metadata.name if metadata else ""
+                    events.append(
+                        {
+                            "name": name,
+                            "ph": "X",
+                            "pid": pid,
+                            "tid": line.id,
+                            "ts": (start_ps + event.offset_ps) / 1e6,
+                            "dur": event.duration_ps / 1e6,
+                        }
+                    )
+            pid += 1
+    return {"traceEvents": events}

@@ -157,19 +157,10 @@ _ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
 # (module under keras_estimator/, private attribute): a private member of
 # one of this package's classes that another module uses.
 PRIVATE_ATTRIBUTE_ALLOWLIST = {
-    # head/classification_heads.py: the label vocabulary of a classification head.
-    ("_src/canned/boosted_trees.py", "_vocabulary"),
     # base/estimator_spec.py: EstimatorSpec with the mode a model_fn left out.
     ("_src/engine/model_fn_trace.py", "_with_mode"),
     # hooks/checkpoint_hooks.py: CheckpointSaverHook's listeners.
     ("_src/estimator/estimator.py", "_listeners"),
-    # estimator/estimator.py: Estimator's variable store, model and checkpoint sync.
-    ("_src/estimator/evaluator_hook.py", "_store"),
-    ("_src/estimator/evaluator_hook.py", "_model"),
-    ("_src/estimator/evaluator_hook.py", "_synced_checkpoint"),
-    ("_src/estimator/extenders.py", "_warm_start_from"),
-    ("_src/keras_interop/model_to_estimator.py", "_model_fn"),
-    ("_src/keras_interop/model_to_estimator.py", "_get_model"),
 }
 
 

@@ -66,6 +66,7 @@ from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head
 from keras_estimator._src.head.classification_heads import (
     BinaryClassHead,
     MultiClassHead,
+    label_vocabulary_of,
 )
 from keras_estimator._src.head.regression_heads import RegressionHead
 
@@ -468,7 +469,7 @@ class BoostedTreesEstimator(_BoostedTrees):
 
 def _task_for_head(head: Any) -> Task:
     """What ydf grows for `head`: its loss must be one ydf optimizes."""
-    vocabulary = getattr(head, "_vocabulary", None)
+    vocabulary = label_vocabulary_of(head)
     vocabulary = tuple(vocabulary) if vocabulary is not None else None
     if isinstance(head, BinaryClassHead):
         return Task("binary", 1, vocabulary)

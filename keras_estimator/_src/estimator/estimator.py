@@ -42,7 +42,7 @@ from keras_estimator._src.engine.hook_callback import HookCallback, check_hooks
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
 from keras_estimator._src.engine.run_plan import RunPlan
 from keras_estimator._src.engine.user_callbacks import UserCallbacks
-from keras_estimator._src.engine.variable_store import VariableStore
+from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME, VariableStore
 from keras_estimator._src.estimator import eval_summary as _eval_summary
 from keras_estimator._src.export import saved_model as _export
 from keras_estimator._src.hooks import progress as _progress
@@ -77,6 +77,14 @@ class Estimator:
     Example:
         >>> est = Estimator(model_fn, model_dir="/tmp/m")  # doctest: +SKIP
         >>> est.train(input_fn, steps=100)  # doctest: +SKIP
+
+    Subclasses: as in tf.estimator 2.15, a subclass may override the
+    `model_fn` property (what `add_metrics` wraps) and `latest_checkpoint`
+    (the Estimator's own calls find model_dir's newest checkpoint through
+    it); every other member is final, as 2.15 made it (its constructor
+    refused a subclass overriding one; this one does not check). The
+    package's own modules that drive an Estimator read its state through
+    `EstimatorInternals`, never through its private attributes.
     """
 
     def __init__(
@@ -881,6 +889,63 @@ class Estimator:
                 f"model_dir {self._model_dir!r} is not writable ({error}). Pass a "
                 "model_dir you can write to."
             ) from None
+
+
+class EstimatorInternals:
+    """An Estimator's state, as the package's own collaborators use it.
+
+    Users see only the Estimator's public members; the in-memory evaluator
+    (`evaluator_hook`), `add_metrics` (`extenders`) and `model_to_estimator`
+    go through this view, so the Estimator's private attributes stay this
+    module's to change. A view holds nothing of its own: make one where it
+    is needed, `EstimatorInternals(estimator)`.
+    """
+
+    def __init__(self, estimator: Estimator) -> None:
+        self._estimator = estimator
+
+    @property
+    def model_fn(self) -> Any:
+        """The model_fn as the Estimator was given it (None on another object).
+
+        `Estimator.model_fn` is a wrapper calling it with the Estimator's
+        params; this is the function itself, to recognise what made it.
+        """
+        return getattr(self._estimator, "_model_fn", None)
+
+    @property
+    def warm_start_settings(self) -> WarmStartSettings | None:
+        """The Estimator's `warm_start_from`, as its settings object."""
+        return self._estimator._warm_start_from
+
+    def model(self) -> ModelFnModel:
+        """The Estimator's `ModelFnModel`, made on first use."""
+        return self._estimator._get_model()
+
+    @property
+    def model_if_made(self) -> ModelFnModel | None:
+        """The Estimator's `ModelFnModel`, or None before any call made it."""
+        return self._estimator._model
+
+    def global_step_variable(self) -> tf.Variable | None:
+        """The store's global step variable, or None before a trace made it."""
+        return self._estimator._store.get(GLOBAL_STEP_NAME)
+
+    @contextlib.contextmanager
+    def latest_checkpoint_held(self) -> Iterator[None]:
+        """Within: the latest checkpoint counts as the one the store holds.
+
+        Calls then keep the store's (in-memory) values, reading from that
+        checkpoint only the variables they create; afterwards the record of
+        what the store holds is as before.
+        """
+        estimator = self._estimator
+        saved = estimator._synced_checkpoint
+        estimator._synced_checkpoint = estimator.latest_checkpoint()
+        try:
+            yield
+        finally:
+            estimator._synced_checkpoint = saved
 
 
 def _resolve_model_dir(

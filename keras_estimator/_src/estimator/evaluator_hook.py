@@ -7,12 +7,12 @@ can run on them directly: the hook calls `estimator.evaluate(...)` from
 inside the training loop (Keras' `evaluate` nested in `fit`).
 
 How the current weights are evaluated: `Estimator.evaluate` restores the
-latest checkpoint unless it is the one the Estimator's store already holds
-(`Estimator._synced_checkpoint`). During training the store holds weights
-newer than any checkpoint, and the checkpoint saver writes new checkpoints
-the Estimator has not "synced", so a plain `evaluate()` would overwrite the
-live weights with a checkpoint. The hook therefore marks the latest
-checkpoint as synced for the duration of the call (only variables the
+latest checkpoint unless it is the one the Estimator's store already holds.
+During training the store holds weights newer than any checkpoint, and the
+checkpoint saver writes new checkpoints the Estimator has not "synced", so a
+plain `evaluate()` would overwrite the live weights with a checkpoint. The
+hook therefore marks the latest checkpoint as synced for the duration of the
+call, through `EstimatorInternals.latest_checkpoint_held` (only variables the
 evaluation creates for the first time are then read from it, as any
 evaluate does), and puts the marker back afterwards. Everything else is the
 ordinary `evaluate()`: the metric variables are reset, the evaluation
@@ -38,9 +38,12 @@ from keras_estimator._src.base.session_run_hook import (
 )
 from keras_estimator._src.engine import loop_context
 from keras_estimator._src.engine.hook_callback import check_hooks
-from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME
 from keras_estimator._src.estimator.early_stopping import as_estimator
-from keras_estimator._src.estimator.estimator import Estimator, check_steps
+from keras_estimator._src.estimator.estimator import (
+    Estimator,
+    EstimatorInternals,
+    check_steps,
+)
 from keras_estimator._src.hooks.basic_hooks import SecondOrStepTimer
 
 logger = logging.getLogger("keras_estimator")
@@ -126,7 +129,7 @@ class InMemoryEvaluatorHook(SessionRunHook):
         context = loop_context.current()
         if context is None:
             return
-        own_step = self._estimator._store.get(GLOBAL_STEP_NAME)
+        own_step = EstimatorInternals(self._estimator).global_step_variable()
         if own_step is not context.global_step_variable:
             raise ValueError(
                 "InMemoryEvaluatorHook evaluates the weights of the Estimator "
@@ -155,7 +158,7 @@ class InMemoryEvaluatorHook(SessionRunHook):
         context = loop_context.current()
         if context is not None:
             return context.global_step()
-        variable = self._estimator._store.get(GLOBAL_STEP_NAME)
+        variable = EstimatorInternals(self._estimator).global_step_variable()
         return None if variable is None else int(variable.numpy())
 
     def _evaluate(self, step: int | None) -> dict[str, Any]:
@@ -177,16 +180,15 @@ class InMemoryEvaluatorHook(SessionRunHook):
 @contextlib.contextmanager
 def live_weights(estimator: Estimator) -> Iterator[None]:
     """Makes `estimator.evaluate()` use the in-memory weights; see the module doc."""
-    model = estimator._model
-    saved_synced = estimator._synced_checkpoint
+    internals = EstimatorInternals(estimator)
+    model = internals.model_if_made
     # The evaluation runs under a run plan of its own (the training run's
     # plan, fetches and chunk callback are as they were after it); only
     # Keras' own stop flag is shared.
     stop_training = bool(model.stop_training) if model is not None else False
-    estimator._synced_checkpoint = estimator.latest_checkpoint()
     try:
-        yield
+        with internals.latest_checkpoint_held():
+            yield
     finally:
-        estimator._synced_checkpoint = saved_synced
         if model is not None:
             model.stop_training = stop_training

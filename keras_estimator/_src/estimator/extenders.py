@@ -7,7 +7,7 @@ from typing import Any
 
 from keras_estimator._src.base.fn_args import call_with_accepted, fn_args
 from keras_estimator._src.base.mode_keys import ModeKeys
-from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.estimator.estimator import Estimator, EstimatorInternals
 
 _METRIC_FN_ARGS = ("features", "labels", "predictions", "config")
 
@@ -86,5 +86,5 @@ def add_metrics(estimator: Estimator, metric_fn: Callable[..., Any]) -> Estimato
         model_dir=estimator.model_dir,
         config=estimator.config,
         # The same settings object (tf.estimator passed its private one too).
-        warm_start_from=estimator._warm_start_from,
+        warm_start_from=EstimatorInternals(estimator).warm_start_settings,
     )

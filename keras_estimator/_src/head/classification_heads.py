@@ -343,6 +343,11 @@ class AccuracyBaseline(keras.metrics.Metric):
         self.count.assign(0.0)
 
 
+def label_vocabulary_of(head: Any) -> tuple[str, ...] | None:
+    """A classification head's `label_vocabulary` (None without one, or for another head)."""
+    return getattr(head, "_vocabulary", None)
+
+
 def _check_vocabulary(vocabulary: Sequence[str] | None, n_classes: int) -> tuple[str, ...] | None:
     if vocabulary is None:
         return None

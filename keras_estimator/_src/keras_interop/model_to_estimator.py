@@ -17,7 +17,7 @@ import keras
 
 from keras_estimator._src.base.run_config import RunConfig
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
-from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.estimator.estimator import Estimator, EstimatorInternals
 from keras_estimator._src.keras_interop.keras_model_fn import (
     KerasModelFn,
     copy_model,
@@ -115,7 +115,7 @@ def keras_model_from_estimator(
         TypeError: the Estimator was not made by `model_to_estimator`.
         ValueError: there is no checkpoint, or it lacks the model's weights.
     """
-    model_fn = _unwrapped(getattr(estimator, "_model_fn", None))
+    model_fn = _unwrapped(EstimatorInternals(estimator).model_fn)
     if not isinstance(model_fn, KerasModelFn):
         raise TypeError(
             f"keras_model_from_estimator needs an Estimator made by "
@@ -181,7 +181,7 @@ def model_fn_to_keras(
         params=params,
         warm_start_from=warm_start_from,
     )
-    model = estimator._get_model()
+    model = EstimatorInternals(estimator).model()
     model.bind_estimator(estimator)
     return model
 

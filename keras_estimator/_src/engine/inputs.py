@@ -54,12 +54,21 @@ def make_dataset(
         # (features, labels), as a tuple or a list, as tf.estimator 2.15 took it.
         result = (_tensors_as_tuple(result[0]), result[1])
         _check_features(result[0])
-        dataset = _repeated_tensors(
-            result, (("features", result[0]), ("labels", result[1]))
-        )
+        if result[1] is None:
+            # (features, None): labels-free elements, as a features-only
+            # input_fn gives them (tf.data would carry the None as a spec
+            # model_fn cannot take).
+            dataset = _repeated_tensors(
+                _placeholder_if_empty(result[0]), (("features", result[0]),)
+            )
+        else:
+            dataset = _repeated_tensors(
+                (_placeholder_if_empty(result[0]), result[1]),
+                (("features", result[0]), ("labels", result[1])),
+            )
     elif not isinstance(result, (tuple, list)) and _is_feature_structure(result):
         _check_features(result)
-        dataset = _repeated_tensors(result, (("features", result),))
+        dataset = _repeated_tensors(_placeholder_if_empty(result), (("features", result),))
     elif isinstance(result, (tuple, list)):
         # tf.estimator 2.15 raised ValueError for a tuple of another length.
         raise ValueError(
@@ -90,6 +99,19 @@ def _check_input_fn_parameters(
             "the others first, e.g. input_fn=functools.partial(fn, "
             f"{unfillable[0]}=...) or lambda: fn(...)."
         )
+
+
+# tf.data has no element without tensors, yet tf.estimator 2.15 ran a
+# model_fn on an input_fn's `({}, None)` or `{}` (features it ignores). Such
+# features travel as a dict holding only this key, which split_element
+# turns back into the empty dict model_fn receives.
+_NO_FEATURES_KEY = "__keras_estimator_no_features__"
+
+
+def _placeholder_if_empty(features: Any) -> Any:
+    if isinstance(features, dict) and not features:
+        return {_NO_FEATURES_KEY: tf.zeros([0], tf.int8)}
+    return features
 
 
 def _repeated_tensors(
@@ -146,8 +168,12 @@ def _first_unconvertible(parts: tuple[tuple[str, Any], ...]) -> tuple[str, Any]:
 def split_element(element: Any) -> tuple[Any, Any]:
     """Splits one dataset element into (features, labels-or-None)."""
     if isinstance(element, tuple) and len(element) == 2:
-        return element[0], element[1]
-    return element, None
+        features, labels = element
+    else:
+        features, labels = element, None
+    if isinstance(features, dict) and list(features) == [_NO_FEATURES_KEY]:
+        features = {}
+    return features, labels
 
 
 def raise_if_feature_missing(error: KeyError, trained: Any, received: Any, mode: str) -> None:

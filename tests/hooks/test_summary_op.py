@@ -115,3 +115,20 @@ def test_both_scaffold_and_summary_op_raise_2_15s_value_error() -> None:
 def test_a_summary_writer_of_another_kind_is_refused() -> None:
     with pytest.raises(TypeError, match=r"summary_writer=.*expected a tf.compat.v1.summary.FileWriter"):
         ke.SummarySaverHook(save_steps=1, summary_writer=object())
+
+
+def test_tensorflow_summary_switch_is_put_back_after_training(trained: Path) -> None:
+    # The TF1-summary switch replaces TensorFlow's function only while a trace
+    # is inside it: after train() (the module fixture), TensorFlow's own is in place.
+    import importlib
+
+    from keras_estimator._src.tf_internals import v1_summaries
+
+    module = importlib.import_module("tensorflow.python.summary.summary")
+    assert not v1_summaries.is_patched()
+    assert module._should_invoke_v2_op.__module__ == module.__name__
+    graph = tf.Graph()
+    with graph.as_default(), v1_summaries.as_protos():
+        assert v1_summaries.is_patched()
+        assert module._should_invoke_v2_op.__module__ != module.__name__
+    assert module._should_invoke_v2_op.__module__ == module.__name__

@@ -29,25 +29,48 @@ TOUCHES = ("tensorflow.python.summary.summary:_should_invoke_v2_op",)
 
 # A graph holding a token in this collection builds TF1 summary ops.
 _MARK_COLLECTION = "keras_estimator_v1_summaries_as_protos"
-_install_lock = threading.Lock()
-_installed = False
+# TensorFlow's function is replaced only while some trace is inside
+# `as_protos()`, and put back when the last one leaves: outside those traces
+# (and after training) TensorFlow's own function is in place.
+_patch_lock = threading.Lock()
+_patch_users = 0
+_original: Any = None
 
 
-def _install() -> None:
-    global _installed
-    with _install_lock:
-        if _installed:
-            return
-        module: Any = importlib.import_module("tensorflow.python.summary.summary")
-        original = module._should_invoke_v2_op
+def _module() -> Any:
+    return importlib.import_module("tensorflow.python.summary.summary")
 
-        def should_invoke_v2_op() -> bool:
-            if tf.compat.v1.get_default_graph().get_collection(_MARK_COLLECTION):
-                return False
-            return bool(original())
 
-        module._should_invoke_v2_op = should_invoke_v2_op
-        _installed = True
+def _acquire() -> None:
+    global _patch_users, _original
+    with _patch_lock:
+        if _patch_users == 0:
+            module = _module()
+            original = module._should_invoke_v2_op
+
+            def should_invoke_v2_op() -> bool:
+                graph = tf.compat.v1.get_default_graph()
+                if graph.get_collection(_MARK_COLLECTION):
+                    return False
+                return bool(original())
+
+            _original = original
+            module._should_invoke_v2_op = should_invoke_v2_op
+        _patch_users += 1
+
+
+def _release() -> None:
+    global _patch_users, _original
+    with _patch_lock:
+        _patch_users -= 1
+        if _patch_users == 0:
+            _module()._should_invoke_v2_op = _original
+            _original = None
+
+
+def is_patched() -> bool:
+    """Whether TensorFlow's function is replaced right now (for tests)."""
+    return _patch_users > 0
 
 
 @contextlib.contextmanager
@@ -55,14 +78,15 @@ def as_protos() -> Iterator[None]:
     """TF1 summary calls in the enclosed trace build TF1 summary ops.
 
     Eagerly nothing changes (TF1 summary ops cannot be collected there).
-    Replica threads tracing into the same graph each hold their own token.
+    Replica threads tracing into the same graph each hold their own token;
+    other threads, and other graphs, keep TensorFlow's behaviour.
     """
     if tf.executing_eagerly():
         yield
         return
-    _install()
     graph = tf.compat.v1.get_default_graph()
     token = object()
+    _acquire()
     graph.add_to_collection(_MARK_COLLECTION, token)
     try:
         yield
@@ -70,3 +94,4 @@ def as_protos() -> Iterator[None]:
         marks = graph.get_collection_ref(_MARK_COLLECTION)
         if token in marks:
             marks.remove(token)
+        _release()

@@ -48,6 +48,9 @@ DEVIATIONS = {
     # apply_gradients returned, never its updates (accuracy of an untrained
     # model); here the updates run.
     "keras_layers_keras_optimizer.py": {"accuracy"},
+    # The same: tf.group(Adam.apply_gradients(...)) left 2.15's bias at zero
+    # (bias_sum 0.0 in every run) and its kernel at the initial draw.
+    "object_based_checkpoint.py": {"kernel_sum", "bias_sum"},
     # Under install(), disable_v2_behavior() keeps eager execution on by design.
     "tf1_style_script.py": {"executing_eagerly"},
     # tf.estimator 2.15 has no BoostedTreesEstimator; keras_estimator serves

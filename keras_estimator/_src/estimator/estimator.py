@@ -14,7 +14,7 @@ import logging
 import os
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import keras
@@ -37,10 +37,10 @@ from keras_estimator._src.distribute import preemption as _preemption
 from keras_estimator._src.engine import input_release, inputs
 from keras_estimator._src.engine import loop as _loop
 from keras_estimator._src.engine import loop_context as _loop_context
+from keras_estimator._src.engine import predict_loop as _predict_loop
 from keras_estimator._src.engine import ps_training as _ps_training
 from keras_estimator._src.engine.hook_callback import HookCallback, check_hooks
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
-from keras_estimator._src.engine.run_plan import RunPlan
 from keras_estimator._src.engine.user_callbacks import UserCallbacks
 from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME, VariableStore
 from keras_estimator._src.estimator import eval_summary as _eval_summary
@@ -559,43 +559,16 @@ class Estimator:
         input_box = [iter(dataset)]
         try:
             with _loop_context.active(self._loop_context()):
-                yield from self._predict_batches(
-                    model, input_box, listeners, keys, yield_single_examples
+                yield from _predict_loop.run_prediction(
+                    model,
+                    self._predict_function,
+                    input_box,
+                    listeners,
+                    keys,
+                    yield_single_examples,
                 )
         finally:
             input_release.release(input_box)
-
-    def _predict_batches(
-        self,
-        model: ModelFnModel,
-        input_box: list[Any],
-        listeners: Any,
-        keys: Sequence[str] | None,
-        yield_single_examples: bool,
-    ) -> Iterator[Any]:
-        model.stop_predicting = False
-        # The plan is the model's only while this generator runs, not while
-        # it is suspended at a yield.
-        plan = RunPlan()
-        with model.running(plan):
-            listeners.on_predict_begin()
-        batch = 0
-        while not model.stop_predicting:
-            with model.running(plan):
-                listeners.on_predict_batch_begin(batch)
-                try:
-                    outputs = self._predict_function(input_box[0])
-                except StopIteration:
-                    break
-                listeners.on_predict_batch_end(batch, {"outputs": outputs})
-            batch += 1
-            outputs = _select_keys(outputs, keys)
-            if yield_single_examples:
-                yield from _split_examples(outputs)
-            else:
-                yield tf.nest.map_structure(lambda t: t.numpy(), outputs)
-        with model.running(plan):
-            listeners.on_predict_end()
 
     # ---- export ---------------------------------------------------------------
     def export_saved_model(
@@ -1018,49 +991,6 @@ def _check_callbacks(callbacks: Any) -> list[Any]:
             f"callbacks must be a list of keras.callbacks.Callback, got {callbacks!r}."
         )
     return list(callbacks)
-
-
-def _select_keys(outputs: Any, keys: Sequence[str] | None) -> Any:
-    # As in tf.estimator 2.15: no keys (None or empty) selects every
-    # prediction, and keys the predictions lack are passed over as long as
-    # one key names a prediction.
-    if not keys:
-        return outputs
-    if not isinstance(keys, Iterable):
-        raise TypeError(
-            f"predict_keys must be a str or a list of str, got {keys!r} "
-            f"({type(keys).__name__}). Pass the names of predictions to return."
-        )
-    keys = list(keys)
-    if not isinstance(outputs, dict):
-        raise ValueError(
-            f"predict_keys={keys} given but model_fn's predictions are a "
-            "single tensor, not a dict. Drop predict_keys."
-        )
-    selected = {k: outputs[k] for k in keys if k in outputs}
-    if not selected:
-        raise ValueError(
-            f"Expected to run at least one output from {sorted(outputs)}, "
-            f"provided {keys}: predict_keys {keys} name none of the predictions."
-        )
-    return selected
-
-
-def _split_examples(outputs: Any) -> Iterator[Any]:
-    if not isinstance(outputs, dict):
-        yield from outputs.numpy()
-        return
-    arrays = {k: v.numpy() for k, v in outputs.items()}
-    sizes = {k: (v.shape[0] if v.ndim else None) for k, v in arrays.items()}
-    batch = set(sizes.values())
-    if len(batch) != 1 or None in batch:
-        raise ValueError(
-            f"Batch length of predictions should be the same for every key; got "
-            f"{sizes}. Return predictions with a leading batch dimension, or call "
-            "predict(..., yield_single_examples=False)."
-        )
-    for i in range(int(batch.pop() or 0)):
-        yield {k: v[i] for k, v in arrays.items()}
 
 
 def _strategy_of(config: RunConfig) -> tf.distribute.Strategy | None:

@@ -1,0 +1,112 @@
+"""`Estimator.predict`'s loop: one batch per call, yielded as it comes.
+
+Keras' `Model.predict` gathers every batch before it returns; `predict()`
+is a generator handing each batch's predictions (or each example's) to the
+caller as soon as they are computed, so it has this loop of its own. Hooks
+and Keras callbacks see Keras' predict order: `on_predict_begin`, then per
+batch `on_predict_batch_begin` / `on_predict_batch_end`, then
+`on_predict_end`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import tensorflow as tf
+
+from keras_estimator._src.engine.model_fn_model import ModelFnModel
+from keras_estimator._src.engine.run_plan import RunPlan
+
+
+def run_prediction(
+    model: ModelFnModel,
+    predict_function: Callable[[Any], Any],
+    input_box: list[Any],
+    callbacks: Any,
+    keys: Sequence[str] | None,
+    yield_single_examples: bool,
+) -> Iterator[Any]:
+    """Yields the predictions of each batch `input_box[0]` gives, until it ends.
+
+    Args:
+        model: the model whose `predict_function` runs; `stop_predicting`
+            on it ends the loop after the batch under way.
+        predict_function: one batch's predictions from the input iterator.
+        input_box: a list holding the input iterator (the caller frees it).
+        callbacks: a `keras.callbacks.CallbackList` of the hooks' dispatcher
+            and the Keras callbacks.
+        keys: the prediction keys to keep; None for all.
+        yield_single_examples: yield each example's predictions instead of
+            each batch's.
+
+    Raises:
+        ValueError: `keys` are not among the predictions, or (one example
+            at a time) the predictions' batch lengths differ.
+    """
+    model.stop_predicting = False
+    # The plan is the model's only while this generator runs, not while
+    # it is suspended at a yield.
+    plan = RunPlan()
+    with model.running(plan):
+        callbacks.on_predict_begin()
+    batch = 0
+    while not model.stop_predicting:
+        with model.running(plan):
+            callbacks.on_predict_batch_begin(batch)
+            try:
+                outputs = predict_function(input_box[0])
+            except StopIteration:
+                break
+            callbacks.on_predict_batch_end(batch, {"outputs": outputs})
+        batch += 1
+        outputs = _select_keys(outputs, keys)
+        if yield_single_examples:
+            yield from _split_examples(outputs)
+        else:
+            yield tf.nest.map_structure(lambda t: t.numpy(), outputs)
+    with model.running(plan):
+        callbacks.on_predict_end()
+
+
+def _select_keys(outputs: Any, keys: Sequence[str] | None) -> Any:
+    # As in tf.estimator 2.15: no keys (None or empty) selects every
+    # prediction, and keys the predictions lack are passed over as long as
+    # one key names a prediction.
+    if not keys:
+        return outputs
+    if not isinstance(keys, Iterable):
+        raise TypeError(
+            f"predict_keys must be a str or a list of str, got {keys!r} "
+            f"({type(keys).__name__}). Pass the names of predictions to return."
+        )
+    keys = list(keys)
+    if not isinstance(outputs, dict):
+        raise ValueError(
+            f"predict_keys={keys} given but model_fn's predictions are a "
+            "single tensor, not a dict. Drop predict_keys."
+        )
+    selected = {k: outputs[k] for k in keys if k in outputs}
+    if not selected:
+        raise ValueError(
+            f"Expected to run at least one output from {sorted(outputs)}, "
+            f"provided {keys}: predict_keys {keys} name none of the predictions."
+        )
+    return selected
+
+
+def _split_examples(outputs: Any) -> Iterator[Any]:
+    if not isinstance(outputs, dict):
+        yield from outputs.numpy()
+        return
+    arrays = {k: v.numpy() for k, v in outputs.items()}
+    sizes = {k: (v.shape[0] if v.ndim else None) for k, v in arrays.items()}
+    batch = set(sizes.values())
+    if len(batch) != 1 or None in batch:
+        raise ValueError(
+            f"Batch length of predictions should be the same for every key; got "
+            f"{sizes}. Return predictions with a leading batch dimension, or call "
+            "predict(..., yield_single_examples=False)."
+        )
+    for i in range(int(batch.pop() or 0)):
+        yield {k: v[i] for k, v in arrays.items()}

@@ -55,3 +55,35 @@ def test_stop_at_step_sets_flag():
     state.value = 5
     stop.on_train_batch_end(0)
     assert stop.model.stop_training
+
+
+def test_step_planner_checks_callback_kinds_once_and_plans_as_before():
+    """A planner settles which callbacks plan fusion when made, then only asks them."""
+    reads = []
+
+    class Every40(keras.callbacks.Callback):
+        def __getattribute__(self, name):
+            if name in ("steps_until_needed", "steps_until_stop"):
+                reads.append(name)
+            return super().__getattribute__(name)
+
+        def steps_until_needed(self, global_step):
+            return 40 - global_step % 40
+
+    class BatchCallback(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            pass
+
+    state = _loop.StepState(0)
+    callbacks = [_loop.StopAtStep(state, 250), Every40()]
+    planner = _loop.StepPlanner(callbacks)
+    made = len(reads)
+    steps = (0, 30, 39, 200, 240, 249, 250, 260)
+    plans = [planner(step) for step in steps]
+    # Asking for a plan repeats no Protocol check (it read the method once).
+    assert len(reads) == made
+    assert plans == [40, 10, 1, 40, 10, 1, 0, 0]
+    assert plans == [_loop.plan_steps(callbacks, step) for step in steps]
+    assert _loop.StepPlanner([*callbacks, BatchCallback()])(0) == 1
+    assert _loop.StepPlanner(callbacks, loop_length=100)(200) == 50
+    assert _loop.StepPlanner([BatchCallback()], loop_length=100)(0) == 100

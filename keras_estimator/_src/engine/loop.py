@@ -21,7 +21,7 @@ callbacks and hooks (`steps_until_stop`) still end training on their step.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import keras
@@ -79,23 +79,39 @@ def plan_steps(
     `loop_length` only the steps until a callback stops training
     (`StopsTraining`) shorten it.
     """
-    if loop_length is not None:
-        stops = [loop_length]
-        for callback in callbacks:
-            if isinstance(callback, StopsTraining):
-                steps = callback.steps_until_stop(global_step)
-                if steps is not None:
-                    stops.append(steps)
-        return max(min(stops), 0)
-    needs = [MAX_FUSED_STEPS]
-    for callback in callbacks:
-        if isinstance(callback, PlansFusion):
-            steps = callback.steps_until_needed(global_step)
-            if steps is not None:
-                needs.append(steps)
-        elif sees_batches(callback):
-            needs.append(1)
-    return max(min(needs), 0)
+    return StepPlanner(callbacks, loop_length)(global_step)
+
+
+class StepPlanner:
+    """`plan_steps` over a fixed list of callbacks, sorted out once.
+
+    The loop asks for a plan before and after every compiled call; checking
+    each callback against the runtime Protocols on every ask cost more than
+    the asking itself. What kind a callback is does not change during a call
+    of `fit`, so it is settled when the planner is made.
+    """
+
+    def __init__(self, callbacks: Sequence[Any], loop_length: int | None = None) -> None:
+        self._asks: list[Callable[[int], int | None]]
+        if loop_length is not None:
+            self._asks = [c.steps_until_stop for c in callbacks if isinstance(c, StopsTraining)]
+            self._bound = loop_length
+        else:
+            self._asks = [
+                c.steps_until_needed for c in callbacks if isinstance(c, PlansFusion)
+            ]
+            every_step = any(
+                sees_batches(c) for c in callbacks if not isinstance(c, PlansFusion)
+            )
+            self._bound = 1 if every_step else MAX_FUSED_STEPS
+
+    def __call__(self, global_step: int) -> int:
+        steps = self._bound
+        for ask in self._asks:
+            needed = ask(global_step)
+            if needed is not None and needed < steps:
+                steps = needed
+        return max(steps, 0)
 
 
 _BATCH_METHODS = (
@@ -157,8 +173,10 @@ def run_training(
         Keras' `History`, or None when no step was due.
     """
 
+    planner = StepPlanner(callbacks, loop_length)
+
     def step_plan() -> int:
-        return plan_steps(callbacks, state.value, loop_length)
+        return planner(state.value)
 
     def on_chunk(logs: dict[str, Any]) -> None:
         state.value = int(logs["global_step"])
@@ -194,11 +212,12 @@ def run_evaluation(
 ) -> tuple[dict[str, Any], int]:
     """Evaluates with Keras' `evaluate`; returns the last logs and steps run."""
     start = model.executed_steps
+    planner = StepPlanner(callbacks, loop_length)
 
     def step_plan() -> int:
         done = model.executed_steps - start
         remaining = MAX_FUSED_STEPS if steps is None else steps - done
-        return max(min(remaining, plan_steps(callbacks, done, loop_length)), 0)
+        return max(min(remaining, planner(done)), 0)
 
     plan = RunPlan(step_plan=step_plan, loop_length=loop_length)
     # The base class's evaluate: a model bound to an Estimator comes here

@@ -282,7 +282,7 @@ def test_steps_must_be_positive(tmp_path, steps):
 
 def test_steps_and_max_steps_together(tmp_path):
     est = make_estimator(tmp_path)
-    with pytest.raises(ValueError, match="both steps=1 and max_steps=2"):
+    with pytest.raises(ValueError, match=r"Can not provide both steps and max_steps\. Got steps=1 and max_steps=2"):
         est.train(input_fn(X, Y), steps=1, max_steps=2)
 
 

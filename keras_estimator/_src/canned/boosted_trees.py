@@ -167,7 +167,7 @@ class _BoostedTrees(Estimator):
         Returns:
             self.
         """
-        check_steps(steps, max_steps)
+        steps, max_steps = check_steps(steps, max_steps)
         listeners = _check_listeners(saving_listeners)
         if hooks or callbacks:
             warnings.warn(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import tempfile
 import warnings
@@ -231,7 +232,7 @@ class Estimator:
             ValueError: another trainer holds model_dir's lock.
             TypeError: `progress` is not a bool or None.
         """
-        check_steps(steps, max_steps)
+        steps, max_steps = check_steps(steps, max_steps)
         show_progress = _progress.check_progress(progress)
         user_hooks, user_callbacks = _hooks_and_callbacks(hooks, callbacks)
         listeners = _check_listeners(saving_listeners)
@@ -461,7 +462,7 @@ class Estimator:
         Returns:
             The eval metrics, `loss` (mean over batches) and `global_step`.
         """
-        check_steps(steps, None)
+        steps, _ = check_steps(steps, None)
         checkpoint_path = _checkpoint.require_checkpoint(
             _checkpoint.checkpoint_path_argument(checkpoint_path)
         )
@@ -937,19 +938,39 @@ def _resolve_model_dir(
     return resolved
 
 
-def check_steps(steps: int | None, max_steps: int | None) -> None:
+def check_steps(
+    steps: Any, max_steps: Any
+) -> tuple[int | None, int | None]:
+    """`steps` and `max_steps` checked, as whole step counts.
+
+    tf.estimator 2.15 compared them with the global step, so a number that is
+    not whole (`steps=len(x) / batch_size`) ran up to the next whole step, and
+    `True` counted as 1: the same counts are returned here.
+    """
     if steps is not None and max_steps is not None:
         raise ValueError(
-            f"Can not provide both steps={steps} and max_steps={max_steps}: steps "
-            "adds to the current global step, max_steps is absolute. Pass one."
+            f"Can not provide both steps and max_steps. Got steps={steps} and "
+            f"max_steps={max_steps}: steps adds to the current global step, "
+            "max_steps is absolute. Pass one."
         )
+    counts: list[int | None] = []
     for name, value in (("steps", steps), ("max_steps", max_steps)):
         if value is None:
+            counts.append(None)
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name} must be an int, got {value!r}.")
-        if value <= 0:
+        if not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(
+                f"{name} must be a number of steps (an int), got {value!r}."
+            )
+        if not value > 0:
             raise ValueError(f"Must specify {name} > 0, given: {value}.")
+        if not math.isfinite(value):
+            raise ValueError(
+                f"{name}={value} is not a finite number of steps; pass None to "
+                "run until the input ends."
+            )
+        counts.append(int(math.ceil(value)))
+    return counts[0], counts[1]
 
 
 def _check_listeners(listeners: Any) -> list[Any]:

@@ -110,7 +110,7 @@ class InMemoryEvaluatorHook(SessionRunHook):
                 f"and {config.num_ps_replicas} parameter servers. Evaluate in a "
                 "separate evaluator task instead."
             )
-        check_steps(steps, None)
+        steps, _ = check_steps(steps, None)
         self._estimator = estimator
         self._input_fn = input_fn
         self._steps = steps

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -74,20 +75,22 @@ def _check_input_fn(input_fn: Any, owner: str) -> None:
         )
 
 
-def _check_positive_int(owner: str, name: str, value: Any) -> int | None:
+def _check_positive_int(owner: str, name: str, value: Any) -> Any:
+    """A step count as given (tf.estimator 2.15 kept a float, which Estimator
+    runs up to the next whole step), checked to be a positive number."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(
             f"{owner}: {name} must be a positive int or None, got {value!r} "
             f"({type(value).__name__})."
         )
-    if value <= 0:
+    if not value > 0 or not math.isfinite(value):
         raise ValueError(
             f"{owner}: Must specify {name} > 0, given: {value}. Pass a positive "
             "number of steps, or None."
         )
-    return int(value)
+    return value
 
 
 def _check_seconds(name: str, value: Any, owner: str = "EvalSpec") -> float | int:

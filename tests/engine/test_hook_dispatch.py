@@ -246,6 +246,22 @@ def test_hooks_must_be_hooks(tmp_path):
         est.train(input_fn(X, Y), steps=1, hooks=RecordingHook(Ledger(), "x"))
 
 
+@pytest.mark.parametrize("empty", [{}, (), set(), []])
+def test_empty_hooks_of_any_kind_are_taken(tmp_path, empty):
+    # tf.estimator 2.15 read hooks as `list(hooks or [])`: train(hooks={}) ran.
+    est = ke.Estimator(mlp_model_fn, model_dir=str(tmp_path), params={})
+    est.train(input_fn(X, Y), steps=1, hooks=empty)
+    assert est.get_variable_value("global_step") == 1
+
+
+def test_hooks_from_a_generator_run(tmp_path):
+    # Any iterable of hooks, as 2.15's list(hooks) took it.
+    ledger = Ledger()
+    est = ke.Estimator(mlp_model_fn, model_dir=str(tmp_path), params={})
+    est.train(input_fn(X, Y), steps=2, hooks=(h for h in [RecordingHook(ledger, "g")]))
+    assert ledger.calls.count("g.after_run") == 2
+
+
 def test_scaffold_with_init_fn_is_rejected(tmp_path):
     def model_fn(features, labels, mode, params):
         spec = quadratic_model_fn(features, labels, mode, params)

@@ -43,12 +43,15 @@ _HOOK_METHODS = ("begin", "after_create_session", "before_run", "after_run", "en
 
 def check_hooks(hooks: Any, name: str = "hooks") -> list[Any]:
     """Validates a list of SessionRunHooks; returns it as a list."""
-    if hooks is None:
+    if not hooks:  # None, or an empty list, tuple, dict...: as 2.15's `hooks or []`
         return []
-    if not isinstance(hooks, (list, tuple)):
+    alone = all(callable(getattr(hooks, m, None)) for m in _HOOK_METHODS)
+    if alone or isinstance(hooks, (str, bytes)) or not hasattr(hooks, "__iter__"):
         raise TypeError(
-            f"{name} must be a list of SessionRunHooks, got {type(hooks).__name__}."
+            f"{name} must be a list of SessionRunHooks, got {type(hooks).__name__}"
+            + (f": pass [{type(hooks).__name__}(...)]." if alone else ".")
         )
+    hooks = list(hooks)  # any iterable of hooks, as 2.15 took it
     for hook in hooks:
         missing = [m for m in _HOOK_METHODS if not callable(getattr(hook, m, None))]
         if missing:
@@ -57,7 +60,7 @@ def check_hooks(hooks: Any, name: str = "hooks") -> list[Any]:
                 f"{name} must contain SessionRunHooks; {hook!r} lacks {missing}. "
                 "Subclass keras_estimator.SessionRunHook."
             )
-    return list(hooks)
+    return hooks
 
 
 class LoopSession(SessionStandIn):

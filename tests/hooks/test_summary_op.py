@@ -132,3 +132,35 @@ def test_tensorflow_summary_switch_is_put_back_after_training(trained: Path) -> 
         assert v1_summaries.is_patched()
         assert module._should_invoke_v2_op.__module__ != module.__name__
     assert module._should_invoke_v2_op.__module__ == module.__name__
+
+
+def test_spec_scaffold_summary_op_is_what_model_dir_holds(tmp_path: Path) -> None:
+    # tf.estimator 2.15 accepted EstimatorSpec(scaffold=Scaffold(summary_op=...))
+    # and its default summary hook wrote that op alone to model_dir: run in
+    # 2.15, a model_fn with summaries 'a' and 'b' and summary_op=merge([a])
+    # left only 'a' (no 'b', no 'loss'). This refused the Scaffold.
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", initializer=3.0)
+        loss = tf.square(w - 1.0) + 0.0 * tf.reduce_sum(features["x"])
+        a = tf.compat.v1.summary.scalar("a", w)
+        tf.compat.v1.summary.scalar("b", 2.0 * w)
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step()
+        )
+        scaffold = tf.compat.v1.train.Scaffold(summary_op=tf.compat.v1.summary.merge([a]))
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op, scaffold=scaffold)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensors(({"x": [1.0]}, [0.0])).repeat()
+
+    estimator = ke.Estimator(
+        model_fn, model_dir=str(tmp_path), config=ke.RunConfig(save_summary_steps=3)
+    )
+    estimator.train(input_fn, steps=7)
+    written = _read(tmp_path)
+    tags = {tag for kind in written.values() for tag in kind}
+    assert tags == {"a"}
+    steps_and_values = np.array(written["scalars"]["a"], np.float64)
+    np.testing.assert_array_equal(steps_and_values[:, 0], [1, 4, 7])
+    # w before each of those steps' updates: 1 + 2 * 0.8 ** (step - 1).
+    np.testing.assert_allclose(steps_and_values[:, 1], 1 + 2 * 0.8 ** np.array([0, 3, 6]), rtol=1e-5)

@@ -205,6 +205,11 @@ class ModelFnModel(keras.Model):
         return self._trace.loss_names
 
     @property
+    def scaffold_summary_ops(self) -> dict[str, Any]:
+        """Mode -> its EstimatorSpec Scaffold's summary_op, where one was set."""
+        return self._trace.scaffold_summary_ops
+
+    @property
     def build_graphs(self) -> dict[str, Any]:
         """Mode -> the graph of its building trace (what hooks' begin() sees)."""
         return self._build_graphs[0]

@@ -70,6 +70,8 @@ class ModelFnTrace:
         self.fetching: _fetches.FetchPlan | None = None
         self.shared: SharedTrace | None = None
         self.spec_hooks: dict[str, tuple[Any, ...]] = {}
+        # Mode -> its EstimatorSpec Scaffold's summary_op (None when unset).
+        self.scaffold_summary_ops: dict[str, Any] = {}
         self.chief_hook_counts: dict[str, int] = {}
         self.optimizers: dict[str, tuple[Any, ...]] = {}
         self.loss_names: dict[str, str] = {}
@@ -152,6 +154,7 @@ class ModelFnTrace:
     def _record(self, spec: EstimatorSpec, mode: str) -> None:
         """What a building trace keeps of the spec."""
         _check_scaffold(spec.scaffold)
+        self.scaffold_summary_ops[mode] = getattr(spec.scaffold, "summary_op", None)
         is_chief = getattr(self.config, "is_chief", True)
         self.spec_hooks[mode] = _spec_hooks(spec, mode, is_chief)
         self.chief_hook_counts[mode] = (
@@ -297,7 +300,6 @@ _SCAFFOLD_FIELDS = (
     "ready_op",
     "ready_for_local_init_op",
     "local_init_op",
-    "summary_op",
     "saver",
 )
 

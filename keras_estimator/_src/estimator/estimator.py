@@ -424,7 +424,9 @@ class Estimator:
         if config.save_summary_steps:
             counters.append(
                 SummarySaverHook(
-                    save_steps=config.save_summary_steps, output_dir=self._model_dir
+                    save_steps=config.save_summary_steps,
+                    output_dir=self._model_dir,
+                    scaffold=_SpecScaffold(model),
                 )
             )
         return savers, counters
@@ -936,6 +938,21 @@ def _resolve_model_dir(
         resolved = tempfile.mkdtemp()
         logger.warning("Using temporary folder as model directory: %s", resolved)
     return resolved
+
+
+class _SpecScaffold:
+    """The TRAIN EstimatorSpec's Scaffold, as the default summary hook reads it.
+
+    As in tf.estimator 2.15, a `summary_op` the model_fn set on its Scaffold is
+    what model_dir's summaries hold; unset, the model_fn's summaries are.
+    """
+
+    def __init__(self, model: ModelFnModel) -> None:
+        self._model = model
+
+    @property
+    def summary_op(self) -> Any:
+        return self._model.scaffold_summary_ops.get(ModeKeys.TRAIN)
 
 
 def check_steps(

@@ -529,6 +529,10 @@ def test_export_rejects_bad_arguments(trained, tmp_path):
         trained.export_saved_model(
             base, receiver_fn, assets_extra={"x": str(tmp_path / "missing.txt")}
         )
+    with pytest.raises(TypeError, match=r"^assets_extra\['x'\] must be a path .*got 1"):
+        trained.export_saved_model(base, receiver_fn, assets_extra={"x": 1})
+    with pytest.raises(TypeError, match=r"^an assets_extra destination must be a path .*got 2"):
+        trained.export_saved_model(base, receiver_fn, assets_extra={2: __file__})
     assert not os.path.exists(base)
 
 

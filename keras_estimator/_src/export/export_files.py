@@ -26,12 +26,12 @@ ASSETS_EXTRA_DIR = "assets.extra"
 _MAX_ATTEMPTS = 10
 
 
-def as_path(value: Any) -> str:
-    """`value` (str, bytes or os.PathLike) as a str path."""
+def as_path(value: Any, name: str = "export_dir_base") -> str:
+    """`value` (str, bytes or os.PathLike) as a str path; `name` says whose."""
     if isinstance(value, (str, bytes, os.PathLike)):
         return os.fsdecode(os.fspath(value))
     raise TypeError(
-        f"export_dir_base must be a path (str, bytes or os.PathLike); got "
+        f"{name} must be a path (str, bytes or os.PathLike); got "
         f"{describe(value)}."
     )
 
@@ -52,7 +52,8 @@ def check_assets_extra(assets_extra: Any) -> dict[str, str]:
         )
     checked = {}
     for destination, source in assets_extra.items():
-        destination, source = as_path(destination), as_path(source)
+        destination = as_path(destination, "an assets_extra destination")
+        source = as_path(source, f"assets_extra[{destination!r}]")
         parts = destination.replace("\\", "/").split("/")
         if os.path.isabs(destination) or ".." in parts or not destination:
             raise ValueError(

@@ -124,7 +124,7 @@ def _malformed_spec(draw):
         return mode, {**args, "loss": junk}, "loss"
     if case == "loss_shape":
         shape = draw(st.lists(st.integers(2, 4), min_size=1, max_size=3))
-        return mode, {**args, "loss": tf.zeros(shape)}, r"loss must be a scalar"
+        return mode, {**args, "loss": tf.zeros(shape)}, r"Loss must be scalar"
     if case == "loss_dtype":
         loss = draw(st.sampled_from([tf.constant("x"), tf.constant(True)]))
         return mode, {**args, "loss": loss}, r"loss must be a numeric"
@@ -136,7 +136,11 @@ def _malformed_spec(draw):
         key = draw(st.one_of(st.integers(), st.tuples(st.text(max_size=2))))
         return mode, {**args, "predictions": {key: tf.zeros([2])}}, "predictions keys"
     if case == "predictions_value":
-        return mode, {**args, "predictions": {"y": junk}}, r"predictions\['y'\]"
+        return (
+            mode,
+            {**args, "predictions": {"y": junk}},
+            r"predictions\[y\] must be Tensor",
+        )
     if case == "metrics":
         return mode, {**args, "eval_metric_ops": junk}, "eval_metric_ops"
     if case == "metric_value":
@@ -206,7 +210,7 @@ def test_scaffold_of_another_type_is_refused():
     # It used to be stored and only failed (or was ignored) at run time.
     _raises_clear(
         lambda: EstimatorSpec(ModeKeys.PREDICT, predictions=tf.zeros([2]), scaffold=3),
-        r"scaffold must be a tf.compat.v1.train.Scaffold or None, got 3 \(type int\)",
+        r"scaffold must be tf.train.Scaffold .*or None, got 3 \(type int\)",
     )
 
 

@@ -95,14 +95,16 @@ def _to_dense_tensor(value: Any, field: str) -> tf.Tensor:
         fix = "Convert it with tf.sparse.to_dense(...) or .to_tensor() first."
     else:
         fix = "Build it with TensorFlow or Keras ops from the model_fn inputs."
-    raise TypeError(f"{field} must be a tf.Tensor, got {_describe(value)}. {fix}")
+    raise TypeError(
+        f"{field} must be Tensor (a dense tf.Tensor), got {_describe(value)}. {fix}"
+    )
 
 
 def _validate_loss(loss: Any, mode: str) -> tf.Tensor | None:
     if loss is None:
         if mode in (ModeKeys.TRAIN, ModeKeys.EVAL):
             raise ValueError(
-                f"EstimatorSpec in mode {mode!r} requires `loss`, got None. Return "
+                f"Missing loss: EstimatorSpec in mode {mode!r} requires `loss`, got None. Return "
                 "loss=<scalar tensor> from model_fn when training and evaluating."
             )
         return None
@@ -114,7 +116,7 @@ def _validate_loss(loss: Any, mode: str) -> tf.Tensor | None:
         )
     if tensor.shape.num_elements() not in (None, 1):
         raise ValueError(
-            f"loss must be a scalar (shape () or [1]), got {_describe(tensor)}. "
+            f"Loss must be scalar (shape () or [1]), got {_describe(tensor)}. "
             "Reduce it first, e.g. loss = tf.reduce_mean(per_example_loss)."
         )
     if tensor.shape.num_elements() is None:
@@ -149,7 +151,7 @@ def _validate_predictions(predictions: Any, mode: str) -> Any:
     if predictions is None:
         if mode == ModeKeys.PREDICT:
             raise ValueError(
-                "EstimatorSpec in mode 'infer' requires `predictions`, got None. "
+                "Missing predictions: EstimatorSpec in mode 'infer' requires `predictions`, got None. "
                 "Return predictions=<tensor or dict of tensors> from model_fn "
                 "when predicting."
             )
@@ -167,7 +169,7 @@ def _validate_predictions(predictions: Any, mode: str) -> Any:
                 f"predictions keys must be strings (or tuples of strings), got key "
                 f"{_describe(key)}. Name each prediction with a string key."
             )
-        checked[key] = _to_dense_tensor(value, f"predictions[{key!r}]")
+        checked[key] = _to_dense_tensor(value, f"predictions[{key}]")
     return checked
 
 
@@ -175,7 +177,7 @@ def _validate_train_op(train_op: Any, mode: str) -> Any:
     if train_op is None:
         if mode == ModeKeys.TRAIN:
             raise ValueError(
-                "EstimatorSpec in mode 'train' requires `train_op`, got None. "
+                "Missing train_op: EstimatorSpec in mode 'train' requires `train_op`, got None. "
                 "Return the result of optimizer.apply_gradients(...) (or "
                 "tf.group(...) of the update ops) from model_fn. In eager mode "
                 "tf.group() and tf.no_op() return None: build the spec inside a "
@@ -189,8 +191,8 @@ def _validate_train_op(train_op: Any, mode: str) -> Any:
 def _check_op_like(value: Any, field: str) -> None:
     if not isinstance(value, _OP_LIKE_TYPES):
         raise TypeError(
-            f"{field} must be a tf.Operation, tf.Tensor, tf.Variable or "
-            f"keras.Variable, got {_describe(value)}."
+            f"{field} must be Operation or Tensor (a tf.Operation, tf.Tensor, "
+            f"tf.Variable or keras.Variable), got {_describe(value)}."
         )
 
 
@@ -239,6 +241,7 @@ def _validate_eval_metric_ops(eval_metric_ops: Any, mode: str | None) -> dict[st
             continue
         if not isinstance(value, tuple) or len(value) != 2:
             raise TypeError(
+                "Values of eval_metric_ops must be (metric_value, update_op) tuples: "
                 f"{field} must be a (value_tensor, update_op) tuple or a "
                 f"keras.metrics.Metric, got {_describe(value)}. Return e.g. "
                 "tf.compat.v1.metrics.accuracy(labels, predictions)."
@@ -261,7 +264,7 @@ def _validate_export_outputs(
         return None
     if not isinstance(export_outputs, Mapping):
         raise TypeError(
-            "export_outputs must be a dict of signature name -> ExportOutput, got "
+            "export_outputs must be dict of signature name -> ExportOutput, got "
             f"{_describe(export_outputs)}."
         )
     for key, value in export_outputs.items():
@@ -272,6 +275,7 @@ def _validate_export_outputs(
             )
         if not isinstance(value, ExportOutput):
             raise TypeError(
+                "Values in export_outputs must be ExportOutput objects: "
                 f"export_outputs[{key!r}] must be an ExportOutput (PredictOutput, "
                 f"ClassificationOutput, RegressionOutput), got {_describe(value)}. "
                 "Wrap tensors as e.g. "
@@ -293,7 +297,7 @@ def _validate_scaffold(scaffold: Any) -> Any:
     if callable(getattr(scaffold, "finalize", None)):
         return scaffold
     raise TypeError(
-        f"scaffold must be a tf.compat.v1.train.Scaffold or None, got "
+        f"scaffold must be tf.train.Scaffold (a tf.compat.v1.train.Scaffold) or None, got "
         f"{_describe(scaffold)}. Leave it None unless model_fn builds a Scaffold."
     )
 
@@ -320,8 +324,8 @@ def _validate_hooks(hooks: Any, field: str) -> tuple[Any, ...]:
     for hook in hooks:
         if not _is_hook(hook):
             raise TypeError(
-                f"{field} must hold SessionRunHook objects (with before_run and "
-                f"after_run methods), got {_describe(hook)}. Subclass "
+                f"All hooks must be SessionRunHook instances (with before_run and "
+                f"after_run methods), got {_describe(hook)} in {field}. Subclass "
                 "tf.compat.v1.train.SessionRunHook or the project's SessionRunHook."
             )
     return hooks
@@ -439,7 +443,7 @@ class EstimatorSpec(
             )
         if "mode" in changes and changes["mode"] != self.mode:
             raise ValueError(
-                f"The mode of an EstimatorSpec cannot be changed by _replace: it is "
+                f"The mode of EstimatorSpec cannot be changed by _replace: it is "
                 f"{self.mode!r}, got {changes['mode']!r}. Build a new EstimatorSpec."
             )
         fields = self._asdict()

@@ -7,6 +7,9 @@ initial weights); `fit_run` and `estimator_run` train one of them each for
 for the test to compare.
 """
 
+import contextlib
+import io
+import re
 import tempfile
 
 import keras
@@ -62,3 +65,12 @@ def assert_same_arrays(mine, theirs):
 
 def estimator_weights(estimator):
     return ke.keras_model_from_estimator(estimator).get_weights()
+
+
+def printed(run):
+    """What `run()` prints, with the timings (which differ from run to run:
+    seconds, ms or us per step) replaced by T."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        run()
+    return re.sub(r"\d+(\.\d+)?[mu]?s(/step)?", "T", out.getvalue())

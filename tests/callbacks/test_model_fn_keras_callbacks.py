@@ -9,8 +9,6 @@ model_fn Estimator leaves something different behind, the test says what
 and why.
 """
 
-import contextlib
-import io
 import os
 import re
 
@@ -115,22 +113,14 @@ def test_model_fn_tensorboard_epoch_loss_is_the_last_steps_loss(tmp_path):
     np.testing.assert_allclose(float(fit_value), np.mean(ours[1].losses), rtol=1e-5)
 
 
-def _printed(run):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        run()
-    # Timings differ from run to run.
-    return re.sub(r"\d+(\.\d+)?[mu]?s(/step)?", "T", out.getvalue())
-
-
 def test_model_fn_progbar_logger_prints_fits_final_line(tmp_path):
     fit_losses, our_losses = _Losses(), _Losses()
     fitted = _keras_twin()
-    theirs = _printed(lambda: fitted.fit(
+    theirs = h.printed(lambda: fitted.fit(
         h.dataset(), steps_per_epoch=STEPS, epochs=1, shuffle=False,
         callbacks=[keras.callbacks.ProgbarLogger(), fit_losses]))
     estimator = ke.Estimator(_model_fn, model_dir=str(tmp_path / "model"))
-    ours = _printed(lambda: estimator.train(
+    ours = h.printed(lambda: estimator.train(
         h.dataset, steps=STEPS, callbacks=[keras.callbacks.ProgbarLogger(), our_losses]))
     # The bar is redrawn after each "\r"; its final state is the last part.
     our_line, fit_line = ours.split("\r")[-1].rstrip(), theirs.split("\r")[-1].rstrip()

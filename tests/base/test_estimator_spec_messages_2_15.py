@@ -188,3 +188,76 @@ def test_replace_runs_the_constructor_checks_with_2_15s_phrases():
         assert spec._replace(mode=EVAL).mode == EVAL
         with pytest.raises(ValueError, match="mode of EstimatorSpec cannot be changed"):
             spec._replace(mode=TRAIN)
+
+
+def _from_another_graph(build):
+    with tf.Graph().as_default():
+        return build()
+
+
+GRAPH_CASES = [
+    (
+        "train_loss",
+        lambda: _train(loss=_from_another_graph(lambda: tf.constant(1.0))),
+    ),
+    ("train_op", lambda: _train(train_op=_from_another_graph(tf.no_op))),
+    (
+        "eval_loss",
+        lambda: _eval(loss=_from_another_graph(lambda: tf.constant(1.0))),
+    ),
+    (
+        "eval_predictions",
+        lambda: _eval(
+            predictions=_from_another_graph(lambda: {"loss": tf.constant(1.0)})
+        ),
+    ),
+    (
+        "eval_metric_tuple",
+        lambda: _eval(
+            eval_metric_ops=_from_another_graph(
+                lambda: {"loss": (tf.no_op(), tf.constant(1.0))}
+            )
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "build", [c[1] for c in GRAPH_CASES], ids=[c[0] for c in GRAPH_CASES]
+)
+def test_tensor_from_another_graph_is_refused_with_2_15s_phrase(build):
+    with tf.Graph().as_default():
+        kwargs = build()
+        with pytest.raises(ValueError, match="must be from the default graph: got "):
+            EstimatorSpec(**kwargs)
+
+
+def test_model_fn_returning_another_graphs_loss_is_refused_when_the_spec_is_made(
+    tmp_path,
+):
+    import keras_estimator as ke
+
+    foreign = _from_another_graph(lambda: tf.constant(1.0))
+
+    def model_fn(features, labels, mode):
+        step = tf.compat.v1.train.get_or_create_global_step()
+        return ke.EstimatorSpec(
+            mode, loss=foreign, train_op=tf.compat.v1.assign_add(step, 1)
+        )
+
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="^loss must be from the default graph"):
+        est.train(lambda: ({"x": tf.ones([2, 1])}, tf.ones([2, 1])), steps=1)
+
+
+def test_tensors_of_an_enclosing_traced_graph_are_accepted():
+    # A traced function may use its enclosing graph's tensors (captured).
+    with tf.Graph().as_default():
+        outer = tf.constant(2.0)
+
+        @tf.function
+        def build():
+            spec = EstimatorSpec(PREDICT, predictions={"y": outer})
+            return spec.predictions["y"]
+
+        assert build().graph is tf.compat.v1.get_default_graph()

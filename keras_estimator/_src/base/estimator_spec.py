@@ -80,9 +80,35 @@ def _validate_mode(mode: Any) -> str | None:
     )
 
 
+def _check_graph(value: Any, field: str) -> None:
+    """Refuses a graph tensor or op that the graph being built cannot use.
+
+    The graph being built (or one enclosing it, whose tensors a traced
+    function captures) must hold `value`, as 2.15 required of every tensor.
+    """
+    if tf.executing_eagerly():
+        return
+    try:
+        owner = value.graph
+    except AttributeError:  # eager tensors have no graph
+        return
+    building = tf.compat.v1.get_default_graph()
+    graph = building
+    while graph is not None:
+        if graph is owner:
+            return
+        graph = getattr(graph, "outer_graph", None)
+    raise ValueError(
+        f"{field} must be from the default graph: got {_describe(value)} from "
+        f"{owner}, while model_fn builds {building}. Create it inside model_fn "
+        "from its arguments, not in another graph."
+    )
+
+
 def _to_dense_tensor(value: Any, field: str) -> tf.Tensor:
     """Returns `value` as a dense `tf.Tensor`; variables are read."""
     if isinstance(value, tf.Tensor):
+        _check_graph(value, field)
         return value
     if isinstance(value, _VARIABLE_TYPES):
         return tf.convert_to_tensor(value)
@@ -194,6 +220,8 @@ def _check_op_like(value: Any, field: str) -> None:
             f"{field} must be Operation or Tensor (a tf.Operation, tf.Tensor, "
             f"tf.Variable or keras.Variable), got {_describe(value)}."
         )
+    if isinstance(value, (tf.Tensor, tf.Operation)):
+        _check_graph(value, field)
 
 
 class KerasMetricOps(tuple):  # type: ignore[type-arg]

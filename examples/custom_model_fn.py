@@ -14,7 +14,6 @@ continues from the first one's last checkpoint.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 import tempfile
@@ -95,7 +94,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save-every", type=int, default=None,
                         help="save_checkpoints_steps (default: steps / 10)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="custom_model_fn_")
     save_every = args.save_every or max(args.steps // 10, 1)
 

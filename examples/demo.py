@@ -11,7 +11,6 @@ checkpoints, and exports the trained weights as a SavedModel.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import tempfile
 from importlib import resources
@@ -58,7 +57,8 @@ def main() -> None:
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("--steps", type=int, default=1000)
     args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
+    # Estimator logs go to TensorFlow's logger, as tf.estimator's did.
+    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="keras_estimator_demo_")
 
     x, y = load_iris()

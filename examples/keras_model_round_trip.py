@@ -13,7 +13,6 @@ its `predict` and `evaluate` agree with the Estimator's, and it saves to
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 import tempfile
@@ -57,7 +56,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=500, help="training steps")
     parser.add_argument("--model-dir", default=None, help="default: a new temp dir")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="keras_round_trip_")
 
     x, y = load_iris()

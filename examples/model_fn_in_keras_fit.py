@@ -19,7 +19,6 @@ and evaluations are printed side by side. They are equal.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 import tempfile
@@ -101,7 +100,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="also record the losses with a SessionRunHook in "
                         "HookCallback")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
     base_dir = args.model_dir or tempfile.mkdtemp(prefix="model_fn_in_fit_")
     params = {"learning_rate": 0.1}
     config = keras_estimator.RunConfig(tf_random_seed=42)

@@ -56,7 +56,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-dir", default=None, help="default: a new temp dir")
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
     tf.get_logger().setLevel(logging.ERROR)  # TF's deprecation notices
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="premade_dnn_")
 

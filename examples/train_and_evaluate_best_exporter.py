@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import subprocess
 import sys
@@ -86,7 +85,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save-every", type=int, default=None,
                         help="save_checkpoints_steps (default: steps / 3)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="best_exporter_")
 
     x, y = load_iris()

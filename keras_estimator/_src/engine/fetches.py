@@ -202,15 +202,8 @@ def _lookup_operation(graph: Any, name: str) -> Any:
 
 
 def _lookup_tensor(graph: Any, name: str) -> tf.Tensor:
-    try:
-        if ":" in name:
-            return graph.get_tensor_by_name(name)
-        operation = graph.get_operation_by_name(name)
-    except (KeyError, ValueError):
-        raise ValueError(_missing(graph, name)) from None
-    if not operation.outputs:
-        return _after(operation)
-    return operation.outputs[0]
+    element = _lookup_element(graph, name)
+    return _after(element) if isinstance(element, tf.Operation) else element
 
 
 def _after(operation: Any) -> tf.Tensor:

@@ -74,7 +74,7 @@ class _SharedStep:
             stateful op).
         num_inputs: how many flat tensors the step's input has.
         read_before: variable name -> its read from before the step.
-        directory: the directory its summaries are written to, if any.
+        directory: the directories its summaries are written to, if any.
     """
 
     def __init__(
@@ -83,7 +83,7 @@ class _SharedStep:
         outputs: list[tf.Tensor],
         num_inputs: int,
         read_before: dict[str, tf.Tensor],
-        directory: str | None,
+        directory: tuple[str, ...] | None,
     ) -> None:
         self.wrapped = wrapped
         self.graph = wrapped.graph
@@ -181,7 +181,7 @@ class _SharedEvaluation:
     metric values are read from the same trace (`StepFunctions.final_metric_values`).
     """
 
-    directory: str | None = None
+    directory: tuple[str, ...] | None = None
 
     def __init__(self, traced: Any, state: Callable[[], Any]) -> None:
         self._traced = traced
@@ -344,7 +344,7 @@ class StepFunctions:
         iterator: Any,
         plan: _fetches.FetchPlan | None,
         steps: int,
-        shared_for: Callable[[Any, str | None], Any],
+        shared_for: Callable[[Any, tuple[str, ...] | None], Any],
     ) -> tuple[int, dict[str, Any], bool]:
         """Runs `steps` steps, the last one fetching what the hooks asked for.
 
@@ -372,7 +372,7 @@ class StepFunctions:
         kind: str,
         iterator: Any,
         plan: _fetches.FetchPlan,
-        shared_for: Callable[[Any, str | None], Any],
+        shared_for: Callable[[Any, tuple[str, ...] | None], Any],
     ) -> tuple[int, dict[str, Any]]:
         """Runs one step that also returns the values hooks asked for."""
         key = (
@@ -385,7 +385,7 @@ class StepFunctions:
         if call is None:
             directories = summary_dirs(plan.keys)
             shared = (
-                shared_for(iterator, directories[0] if directories else None)
+                shared_for(iterator, tuple(directories) if directories else None)
                 if kind == "train"
                 else None
             )
@@ -436,7 +436,10 @@ class StepFunctions:
         return fetching
 
     def _trace_shared(
-        self, replicated_step: Callable[[Any], Any], element_spec: Any, directory: str | None
+        self,
+        replicated_step: Callable[[Any], Any],
+        element_spec: Any,
+        directory: tuple[str, ...] | None,
     ) -> _SharedStep | None:
         """Traces the training step once for every function of its input structure.
 
@@ -445,7 +448,7 @@ class StepFunctions:
         """
         outputs: list[tf.Tensor] = []
 
-        with self._trace.tracing_shared([directory] if directory else []) as record:
+        with self._trace.tracing_shared(list(directory or ())) as record:
 
             def step(data: Any) -> Any:
                 logs = tf.nest.map_structure(tf.convert_to_tensor, replicated_step(data))
@@ -550,12 +553,12 @@ class StepFunctions:
         # training, every fetching step (`_SharedStep`, `_SharedEvaluation`);
         # elsewhere each function traces its own.
         shares = workers is None and _is_default_strategy(strategy)
-        shared_steps: dict[tuple[str, str | None], Any] = {}
+        shared_steps: dict[tuple[str, tuple[str, ...] | None], Any] = {}
         first_shared: dict[str, Any] = {}
         tracing: list[Any] = [None]
 
-        def shared_for(iterator: Any, directory: str | None) -> Any:
-            """The shared step for `iterator`'s input writing summaries to `directory`."""
+        def shared_for(iterator: Any, directory: tuple[str, ...] | None) -> Any:
+            """The shared step for `iterator`'s input writing summaries to `directory`'s."""
             if not shares:
                 return None
             spec_key = self._spec_key(iterator)

@@ -17,6 +17,9 @@ variables before its update) and are labelled with the global step *after*
 it, as tf.estimator's SummarySaverHook labelled them: with
 `save_summary_steps=5`, the first three land at steps 1, 6 and 11.
 
+Several directories due at one step (model_dir's hook and a hook of the
+model_fn's own) each get the summaries, from one call of model_fn.
+
 Each directory has one writer, shared by every trace that writes there and
 alive as long as one of them (or a hook using it) is: the trace graphs hold
 it, so it goes with the Estimator whose functions they are. Its event file is
@@ -110,7 +113,15 @@ def writer_for(output_dir: str) -> Any:
 
 @contextlib.contextmanager
 def recording(output_dirs: list[str], step: tf.Tensor) -> Iterator[bool]:
-    """Records the enclosed summaries to the first of `output_dirs`, if any."""
+    """Records the enclosed summaries to each of `output_dirs`, if any.
+
+    The summaries are recorded to the first directory's writer (the default
+    writer inside), then each write op the enclosed code made for that
+    writer is repeated for the other directories' writers, on the same
+    tensors: every directory due at this step gets what tf.estimator 2.15's
+    hook for it wrote there (its own run of the merged summary op), from the
+    one call of model_fn.
+    """
     # TF1 summary calls build TF1 ops in every trace (the same ops under the
     # same names, as a hook's `summary_op` was fetched by), recorded below by
     # `write_collected` in the traces that record.
@@ -118,13 +129,46 @@ def recording(output_dirs: list[str], step: tf.Tensor) -> Iterator[bool]:
         with tf.summary.record_if(False), v1_summaries.as_protos():
             yield False
         return
-    writer = writer_for(output_dirs[0])
+    writers = [writer_for(output_dir) for output_dir in dict.fromkeys(output_dirs)]
+    graph = tf.compat.v1.get_default_graph()
+    first_new_op = len(graph.get_operations())
     with (
-        writer.as_default(step=step),
+        writers[0].as_default(step=step),
         tf.summary.record_if(True),
         v1_summaries.as_protos(),
     ):
         yield True
+        if len(writers) > 1:
+            _repeat_writes(graph, first_new_op, writers[0], writers[1:])
+
+
+# The ops `tf.summary.write` and `write_raw_pb` make, with the writer as
+# their first input.
+_WRITE_OPS = {"WriteSummary": tf.raw_ops.WriteSummary, "WriteRawProtoSummary": tf.raw_ops.WriteRawProtoSummary}
+
+
+def _repeat_writes(graph: Any, first_new_op: int, written: Any, others: list[Any]) -> None:
+    """Repeats, for each of `others`, the write ops to `written` made since `first_new_op`.
+
+    Only writes through `written` (the default writer the enclosed code
+    saw) are repeated; a model_fn's own writer keeps its summaries. A write
+    made inside a branch or loop of the model_fn (its own graph) is not seen
+    here and reaches the first directory only.
+    """
+    if not graph.building_function:
+        return
+    handle = summary_writers.resource_handle(written)
+    target = graph.capture(handle).name
+    writes = [
+        op
+        for op in graph.get_operations()[first_new_op:]
+        if op.type in _WRITE_OPS and op.inputs[0].name == target
+    ]
+    for op in writes:
+        inputs = {arg.name: tensor for arg, tensor in zip(op.op_def.input_arg, op.inputs, strict=True)}
+        with tf.device("cpu:0"):
+            for other in others:
+                _WRITE_OPS[op.type](**{**inputs, "writer": summary_writers.resource_handle(other)})
 
 
 def write_collected(loss: Any) -> None:

@@ -127,6 +127,120 @@ def test_src_modules_import_only_their_folder_and_lower_layers():
     assert not wrong, "\n".join(wrong)
 
 
+_SRC_MODULE_NAME = re.compile(r"keras_estimator\._src\.(\w+)(\.\w+)*")
+
+
+def _dotted(node):
+    """`a.b.c` for a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _with_parents(tree):
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            child.parent = node
+    return tree
+
+
+def upward_reaches(source, where, folder):
+    """`where:line: module` for every reach of `_src/<folder>` into its layer or above.
+
+    Every form a module can reach another by: `import x`, `from x import y`
+    (`from keras_estimator._src import estimator` too), relative imports
+    (resolved from `folder`), a string naming the module (as
+    `importlib.import_module` takes it), and an attribute chain from the
+    package (`keras_estimator._src.estimator.estimator.Estimator` after
+    `import keras_estimator`). `where` is the module's path under `_src/`.
+    """
+    tree = _with_parents(ast.parse(source, where))
+    package = ["keras_estimator", "_src", *pathlib.PurePosixPath(where).parts[:-1]]
+    reached = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module.split(".") if node.module else []
+            if node.level:
+                base = package[: len(package) - node.level + 1] + base
+            names = [".".join(base)]
+            if base[:2] == ["keras_estimator", "_src"] and len(base) == 2:
+                names = [f"keras_estimator._src.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value]
+        elif isinstance(node, ast.Attribute) and not isinstance(
+            getattr(node, "parent", None), ast.Attribute
+        ):
+            names = [_dotted(node) or ""]
+        else:
+            continue
+        for name in names:
+            match = _SRC_MODULE_NAME.fullmatch(name)
+            target = match.group(1) if match else None
+            if target in LAYERS and target != folder and LAYERS[target] >= LAYERS[folder]:
+                reached.append(f"{where}:{node.lineno}: {name}")
+    return reached
+
+
+def test_src_modules_reach_no_folder_of_their_layer_or_above_in_any_form():
+    """Above all the engine: it never reaches the Estimator, in any form."""
+    wrong = []
+    for path in _src_modules():
+        where = str(path.relative_to(SRC))
+        wrong += upward_reaches(path.read_text(), where, _folder(path))
+    assert not wrong, "\n".join(wrong)
+
+
+# An engine module reaching the Estimator (layer 6 over the engine's 3).
+_PLANTED_UPWARD = {
+    "from-import": "from keras_estimator._src.estimator.estimator import Estimator\n",
+    "import": "import keras_estimator._src.estimator.estimator\n",
+    "folder from the package": "from keras_estimator._src import estimator\n",
+    "relative": "from ..estimator import estimator\n",
+    "relative folder": "from .. import estimator\n",
+    "inside a function": (
+        "def f():\n    from keras_estimator._src.estimator import estimator\n"
+    ),
+    "type-checking only": (
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+        "    from keras_estimator._src.estimator.estimator import Estimator\n"
+    ),
+    "module name string": (
+        "import importlib\n\n\ndef f():\n"
+        '    return importlib.import_module("keras_estimator._src.estimator.estimator")\n'
+    ),
+    "attribute chain": (
+        "import keras_estimator\n\n\ndef f():\n"
+        "    return keras_estimator._src.estimator.estimator.Estimator\n"
+    ),
+    "same layer": "from keras_estimator._src.engine import loop\nfrom keras_estimator._src.export import saved_model\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PLANTED_UPWARD))
+def test_upward_reach_checker_flags_planted_violations(name):
+    source = _PLANTED_UPWARD[name]
+    reached = upward_reaches(source, "engine/planted.py", "engine")
+    line = len(source.rstrip("\n").split("\n"))
+    assert [r.split(": ")[0] for r in reached] == [f"engine/planted.py:{line}"], (name, reached)
+
+
+def test_upward_reach_checker_passes_downward_and_own_folder_reaches():
+    source = (
+        "from keras_estimator._src.engine import loop\n"
+        "from keras_estimator._src.base import mode_keys\n"
+        "from . import fetches\nfrom ..tf_internals import keras_trainer\n"
+        "import keras_estimator._src.distribute.multi_worker\n"
+        'NAME = "keras_estimator.model_fn_to_keras is the public name"\n'
+    )
+    assert upward_reaches(source, "engine/planted.py", "engine") == []
+
+
 @pytest.mark.parametrize(
     "path",
     sorted(p for p in PACKAGE.rglob("*.py") if SRC not in p.parents),

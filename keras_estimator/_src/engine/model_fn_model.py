@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from keras_estimator._src.base.estimator_spec import EstimatorSpec
@@ -84,9 +83,6 @@ class ModelFnModel(keras.Model):
         # Held in a tuple so Keras' attribute tracking leaves it untouched.
         self._logs_specs: tuple[dict[str, Any]] = ({},)
         self._run = _RunState()
-        # The Estimator this model reads and writes checkpoints through, if
-        # any (held in a tuple so Keras' attribute tracking leaves it alone).
-        self._owner: tuple[Any, ...] = (None,)
         self._build_graphs: tuple[dict[str, Any]] = ({},)
         self._view: tuple[ModelFnView | None] = (None,)
         self.built = True
@@ -254,6 +250,11 @@ class ModelFnModel(keras.Model):
             finalize()
 
     # ---- calling the model_fn -----------------------------------------------
+    @property
+    def trace(self) -> ModelFnTrace:
+        """What calls the model_fn (export traces the serving graph with it)."""
+        return self._trace
+
     def call_model_fn(
         self,
         features: Any,
@@ -317,11 +318,7 @@ class ModelFnModel(keras.Model):
         `steps_per_execution` steps.
         """
         epochs = kwargs.get("epochs", 1) - kwargs.get("initial_epoch", 0)
-        owner = self._owner[0]
-        in_loop = self._run.plan.step_plan is not None
-        if owner is not None and not in_loop:
-            return self._fit_through(owner, x, y, args, epochs, kwargs)
-        if in_loop:
+        if self.in_loop:
             return super().fit(x, y, *args, **kwargs)
         if args or y is not None or epochs != 1:
             with self.reading_input():
@@ -338,81 +335,17 @@ class ModelFnModel(keras.Model):
             self, x, state, loop_callbacks, loop_length=loop_length, **kwargs
         )
 
-    # ---- bound to an Estimator: model_fn_to_keras ----------------------------
-    def bind_estimator(self, estimator: Any) -> None:
-        """Routes fit/evaluate/predict through `estimator` and its model_dir."""
-        self._owner = (estimator,)
-
     @property
-    def bound_estimator(self) -> Any:
-        """The Estimator this model trains through (`model_fn_to_keras`), or None."""
-        return self._owner[0]
-
-    def _fit_through(
-        self,
-        owner: Any,
-        x: Any,
-        y: Any,
-        args: tuple[Any, ...],
-        epochs: int,
-        kwargs: dict[str, Any],
-    ) -> Any:
-        unsupported = sorted(
-            k for k in kwargs if k not in ("steps_per_epoch", "callbacks", "verbose", "epochs")
-        )
-        if y is not None or args or epochs != 1 or unsupported:
-            raise ValueError(
-                "A model_fn model trains the Estimator way: fit(dataset, "
-                "steps_per_epoch=N, callbacks=[...]) runs N steps (or until the "
-                "dataset ends) and saves checkpoints to model_dir per RunConfig. "
-                f"Got y={y!r}, epochs={epochs}, extra arguments "
-                f"{[*map(repr, args), *unsupported]}; put labels in the dataset "
-                "and call fit once per run of steps."
-            )
-        owner.train(
-            lambda: x,
-            steps=kwargs.get("steps_per_epoch"),
-            callbacks=kwargs.get("callbacks"),
-        )
-        return self.history
+    def in_loop(self) -> bool:
+        """Whether a call of the loop (`engine.loop`) is under way on this model."""
+        return self._run.plan.step_plan is not None
 
     def evaluate(self, x: Any = None, *args: Any, **kwargs: Any) -> Any:
-        """Evaluates from model_dir's latest checkpoint when bound to an Estimator.
-
-        Returns Keras' forms: a dict with `return_dict=True`, else the loss
-        followed by the metrics in name order.
-        """
-        owner = self._owner[0]
-        if self._run.plan.step_plan is not None:
+        """Keras `evaluate`; the input it read is freed when it returns."""
+        if self.in_loop:
             return super().evaluate(x, *args, **kwargs)
-        if owner is None:
-            with self.reading_input():
-                return super().evaluate(x, *args, **kwargs)
-        results = owner.evaluate(
-            lambda: x, steps=kwargs.get("steps"), callbacks=kwargs.get("callbacks")
-        )
-        if kwargs.get("return_dict"):
-            return results
-        names = [LOSS_KEY, *sorted(k for k in results if k not in (LOSS_KEY, GLOBAL_STEP_KEY))]
-        return [results[name] for name in names]
-
-    def predict(self, x: Any = None, *args: Any, **kwargs: Any) -> Any:
-        """Predicts from model_dir's latest checkpoint when bound to an Estimator.
-
-        Returns the model_fn's predictions for every example, batches joined:
-        one array, or a dict of arrays.
-        """
-        owner = self._owner[0]
-        if owner is None:
-            return super().predict(x, *args, **kwargs)
-        batches = list(
-            owner.predict(
-                lambda: x, yield_single_examples=False, callbacks=kwargs.get("callbacks")
-            )
-        )
-        if not batches:
-            return batches
-        return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *batches)
+        with self.reading_input():
+            return super().evaluate(x, *args, **kwargs)
 
     # ---- Keras steps ---------------------------------------------------------
     def train_step(self, data: Any) -> dict[str, tf.Tensor]:
@@ -500,22 +433,6 @@ class ModelFnModel(keras.Model):
             return existing
         self.predict_function = self._steps.predict_function()
         return self.predict_function
-
-    # ---- export (used by export/saved_model.py) ----------------------------------
-    def owned_variables(self, mode: str) -> dict[str, tf.Variable]:
-        """The model_fn's own variables (`ModelFnTrace.owned_variables`)."""
-        return self._trace.owned_variables(mode)
-
-    def call_model_fn_with_store(
-        self,
-        features: Any,
-        labels: Any,
-        mode: str,
-        store: VariableStore,
-        allow_creation: bool,
-    ) -> EstimatorSpec:
-        """Calls the model_fn on `store`'s variables (`ModelFnTrace.call_with_store`)."""
-        return self._trace.call_with_store(features, labels, mode, store, allow_creation)
 
 
 def _metric_value(metric: Any) -> tf.Tensor:

@@ -657,7 +657,7 @@ class Estimator:
 
         def export(chosen: str) -> bytes:
             return _export.export_all_saved_models(
-                self._get_model(),
+                self._get_model().trace,
                 multi_worker.private_export_base(self._config, export_dir_base),
                 input_receiver_fn_map,
                 chosen,
@@ -705,7 +705,7 @@ class Estimator:
         return export_savedmodel
 
     # ---- internals ------------------------------------------------------------
-    def _get_model(self) -> ModelFnModel:
+    def _get_model(self, model_class: type[ModelFnModel] = ModelFnModel) -> ModelFnModel:
         if self._model is None:
             # Made in the strategy's scope, the model runs its steps on every
             # replica (`model.distribute_strategy`). A parameter-server chief
@@ -714,7 +714,7 @@ class Estimator:
             if _ps_training.is_parameter_server_strategy(strategy):
                 strategy = None
             with strategy.scope() if strategy else contextlib.nullcontext():
-                model = ModelFnModel(
+                model = model_class(
                     self._model_fn,
                     self._model_fn_args,
                     self._params,
@@ -894,9 +894,9 @@ class EstimatorInternals:
         """The Estimator's `warm_start_from`, as its settings object."""
         return self._estimator._warm_start_from
 
-    def model(self) -> ModelFnModel:
-        """The Estimator's `ModelFnModel`, made on first use."""
-        return self._estimator._get_model()
+    def model(self, model_class: type[ModelFnModel] = ModelFnModel) -> ModelFnModel:
+        """The Estimator's `ModelFnModel`, made on first use (as a `model_class`)."""
+        return self._estimator._get_model(model_class)
 
     @property
     def model_if_made(self) -> ModelFnModel | None:

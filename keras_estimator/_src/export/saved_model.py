@@ -41,7 +41,7 @@ from keras_estimator._src.base.export_outputs import (
 from keras_estimator._src.base.mode_keys import ALL_MODES, ModeKeys
 from keras_estimator._src.base.serving_input import RECEIVER_TYPES
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
-from keras_estimator._src.engine.model_fn_model import ModelFnModel
+from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
 from keras_estimator._src.engine.variable_store import VariableStore
 from keras_estimator._src.export import export_files as _export_files
 from keras_estimator._src.export import signatures as _export_signatures
@@ -93,18 +93,18 @@ def resolve_checkpoint(
 
 
 def export_all_saved_models(
-    model: ModelFnModel,
+    trace: ModelFnTrace,
     export_dir_base: str | bytes | os.PathLike[str],
     input_receiver_fn_map: Mapping[str, Any],
     checkpoint_path: str,
     assets_extra: Mapping[str, str] | None = None,
     as_text: bool = False,
 ) -> bytes:
-    """Exports the PREDICT graph of `model` as a SavedModel; returns its dir.
+    """Exports the PREDICT graph of a model_fn as a SavedModel; returns its dir.
 
     Args:
-        model: the Estimator's model; its model_fn is traced, its variables
-            are left alone.
+        trace: what calls the Estimator's model_fn; the model_fn is traced on
+            a store of its own, the Estimator's variables are left alone.
         export_dir_base: the export goes to `<export_dir_base>/<timestamp>`.
         input_receiver_fn_map: mode -> receiver fn; only PREDICT is exported.
         checkpoint_path: the checkpoint whose values are exported.
@@ -118,8 +118,8 @@ def export_all_saved_models(
     receiver_fn = _serving_receiver_fn(input_receiver_fn_map)
     extra = _export_files.check_assets_extra(assets_extra)
     base = _export_files.as_path(export_dir_base)
-    with _checkpoint_values_in(model.owned_variables(ModeKeys.PREDICT), checkpoint_path):
-        serving = build_serving_model(model, receiver_fn, checkpoint_path)
+    with _checkpoint_values_in(trace.owned_variables(ModeKeys.PREDICT), checkpoint_path):
+        serving = build_serving_model(trace, receiver_fn, checkpoint_path)
         export_dir = _export_files.write_atomically(
             base,
             lambda directory: _write(serving, directory, extra, as_text),
@@ -220,7 +220,7 @@ class _Trace:
 
 
 def build_serving_model(
-    model: ModelFnModel, receiver_fn: Callable[[], Any], checkpoint_path: str
+    trace: ModelFnTrace, receiver_fn: Callable[[], Any], checkpoint_path: str
 ) -> ServingModel:
     """Traces the serving graph on a fresh store restored from the checkpoint."""
     store = VariableStore()
@@ -228,7 +228,7 @@ def build_serving_model(
     # The first trace only creates variables (as stand-ins, made real by
     # materialize); the second uses them, so the saved functions capture
     # variables that outlive the trace.
-    _trace(model, receiver_fn, store, allow_creation=True)
+    _trace(trace, receiver_fn, store, allow_creation=True)
     store.materialize()
     logger.info("Restoring parameters from %s", checkpoint_path)
     try:
@@ -239,24 +239,24 @@ def build_serving_model(
             f"{error}"
         ) from None
     with resource_tracking.tracking_resources() as resources:
-        wrapped, trace = _trace(model, receiver_fn, store, allow_creation=False)
+        wrapped, traced = _trace(trace, receiver_fn, store, allow_creation=False)
     module = tf.Module()
-    module.model_variables = _graph_variables(trace.graph)
+    module.model_variables = _graph_variables(traced.graph)
     # Lookup tables (vocabulary columns, label vocabularies) live outside the
     # graph; tracked here, they are saved and rebuilt when the model loads.
     module.resources = list(resources)
     functions = {}
     method_names = {}
-    for name, signature_def in sorted(trace.signature_defs.items()):
+    for name, signature_def in sorted(traced.signature_defs.items()):
         functions[name] = _export_signatures.signature_function(
-            wrapped, trace.graph, name, signature_def
+            wrapped, traced.graph, name, signature_def
         )
         method_names[name] = signature_def.method_name
     return ServingModel(module, functions, method_names)
 
 
 def _trace(
-    model: ModelFnModel,
+    model_fn_trace: ModelFnTrace,
     receiver_fn: Callable[[], Any],
     store: VariableStore,
     allow_creation: bool,
@@ -272,7 +272,7 @@ def _trace(
                 "keras_estimator.export.ServingInputReceiver(features, "
                 "receiver_tensors)."
             )
-        spec = model.call_model_fn_with_store(
+        spec = model_fn_trace.call_with_store(
             receiver.features,
             getattr(receiver, "labels", None),
             ModeKeys.PREDICT,

@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from typing import Any
+from typing import Any, cast
 
 import keras
 
 from keras_estimator._src.base.run_config import RunConfig
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.estimator.estimator import Estimator, EstimatorInternals
+from keras_estimator._src.keras_interop.bound_model import BoundModel
 from keras_estimator._src.keras_interop.keras_model_fn import (
     KerasModelFn,
     copy_model,
@@ -181,7 +182,7 @@ def model_fn_to_keras(
         params=params,
         warm_start_from=warm_start_from,
     )
-    model = EstimatorInternals(estimator).model()
+    model = cast(BoundModel, EstimatorInternals(estimator).model(BoundModel))
     model.bind_estimator(estimator)
     return model
 

@@ -1,6 +1,8 @@
 """What evaluate() writes to its eval event file."""
 
 import glob
+import os
+import shutil
 
 import numpy as np
 import tensorflow as tf
@@ -80,3 +82,61 @@ def test_arrays_and_serialized_summaries_are_written_beside_the_numbers(tmp_path
     assert {e.step for e in events} == {7}
     tags = [value.tag for e in events for value in e.summary.value]
     assert sorted(tags) == ["image/0", "loss", "matrix"]
+
+
+def _event_files(directory):
+    return sorted(glob.glob(f"{directory}/events.out.tfevents.*"))
+
+
+def test_one_eval_event_file_per_directory_and_process_as_2_15s_writer_cache(tmp_path):
+    # 2.15 (its own run): two evaluate() calls, a train() between, two more
+    # with name='a', then a second Estimator on the same model_dir left one
+    # event file in eval/ and one in eval_a/.
+    x, y = make_data(num_examples=32)
+    est = ke.Estimator(
+        mlp_model_fn,
+        model_dir=str(tmp_path),
+        params={"hidden": [4]},
+        config=ke.RunConfig(tf_random_seed=3),
+    )
+    est.train(input_fn(x, y), steps=2)
+    est.evaluate(input_fn(x, y, repeat=False))
+    est.evaluate(input_fn(x, y, repeat=False))
+    est.train(input_fn(x, y), steps=1)
+    est.evaluate(input_fn(x, y, repeat=False), name="a")
+    est.evaluate(input_fn(x, y, repeat=False), name="a")
+    other = ke.Estimator(
+        mlp_model_fn,
+        model_dir=str(tmp_path) + "/",
+        params={"hidden": [4]},
+        config=ke.RunConfig(tf_random_seed=3),
+    )
+    other.evaluate(input_fn(x, y, repeat=False))
+    assert len(_event_files(est.eval_dir())) == 1
+    assert len(_event_files(est.eval_dir("a"))) == 1
+    assert sorted(e.step for e in _events(est.eval_dir())) == [2, 2, 3]
+    assert sorted(e.step for e in _events(est.eval_dir("a"))) == [3, 3]
+
+
+def test_an_eval_dir_deleted_between_calls_gets_a_new_file_not_lost_summaries(tmp_path):
+    # 2.15's cached writer went on writing into the deleted file: the later
+    # evaluation's summary was lost. Here a new file holds it.
+    x, y = make_data(num_examples=32)
+    est = ke.Estimator(
+        mlp_model_fn,
+        model_dir=str(tmp_path),
+        params={"hidden": [4]},
+        config=ke.RunConfig(tf_random_seed=3),
+    )
+    est.train(input_fn(x, y), steps=2)
+    est.evaluate(input_fn(x, y, repeat=False))
+    shutil.rmtree(est.eval_dir())
+    result = est.evaluate(input_fn(x, y, repeat=False))
+    (event,) = _events(est.eval_dir())
+    assert event.step == 2
+    values = {v.tag: float(tf.make_ndarray(v.tensor)) for v in event.summary.value}
+    assert values["loss"] == np.float32(result["loss"])
+    for path in _event_files(est.eval_dir()):
+        os.remove(path)
+    est.evaluate(input_fn(x, y, repeat=False))
+    assert len(_events(est.eval_dir())) == 1

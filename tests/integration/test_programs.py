@@ -403,13 +403,7 @@ CASES = [
         "migrate_checkpoint_saver.py",
         check_migrate_checkpoint_saver_one_eval_event_file,
         id="migrate_checkpoint_saver.py-one-eval-event-file",
-        marks=[
-            pytest.mark.slow,
-            pytest.mark.xfail(
-                strict=True,
-                reason="each evaluate() opens a new eval event file (10 here)",
-            ),
-        ],
+        marks=pytest.mark.slow,
     ),
 ]
 

@@ -366,7 +366,11 @@ class Estimator:
         # Other workers wait for the chief's last checkpoint before reading it.
         multi_worker.barrier(self._strategy)
         self._synced_checkpoint = self.latest_checkpoint()
-        logger.info("Loss for final step: %s.", state.last_loss)
+        # As 2.15 printed it: numpy's text of the float32 loss.
+        logger.info(
+            "Loss for final step: %s.",
+            None if state.last_loss is None else np.float32(state.last_loss),
+        )
 
     def _save_on_preemption(self, step: int) -> None:
         """Saves `step` unless a hook's `end` already did; says where training stopped."""
@@ -483,7 +487,10 @@ class Estimator:
             # The model, params and logs Keras' evaluate would give them.
             UserCallbacks(user_callbacks, _loop.StepState(0), steps),
         ]
-        with _loop_context.active(self._loop_context()):
+        with (
+            _loop_context.active(self._loop_context()),
+            _eval_summary.logged_evaluation(),
+        ):
             logs, ran = _loop.run_evaluation(
                 model, dataset, steps, eval_callbacks, self._config.steps_per_loop
             )
@@ -497,6 +504,8 @@ class Estimator:
         results = {key: _eval_summary.to_python(value) for key, value in logs.items()}
         results["global_step"] = int(self._store.global_step().numpy())
         if multi_worker.writes_to_model_dir(self._config):
+            step = results["global_step"]
+            _eval_summary.log_saved_dict({**logs, "global_step": step}, step)
             self._write_eval_summary(results, name)
         return results
 
@@ -508,9 +517,7 @@ class Estimator:
         """
         eval_dir = self.eval_dir(name)
         try:
-            writer = tf.summary.create_file_writer(eval_dir)
-            _eval_summary.write(results, results["global_step"], writer)
-            writer.close()
+            _eval_summary.write_to_directory(results, results["global_step"], eval_dir)
         except (OSError, tf.errors.OpError) as error:
             message = (
                 f"The evaluation summary could not be written to {eval_dir!r} "

@@ -6,7 +6,8 @@ harness's batches in the same order, trained with `Model.fit(epochs=1)`:
 one `Estimator.train` call is one epoch (callbacks get `epochs=1`), so the
 two runs see the same batches and end with the same weights. Where the
 model_fn Estimator leaves something different behind, the test says what
-and why.
+and why. TensorBoard's comparisons use a model_fn building the twin's Keras
+layers, so the checkpoint names are fit's weight paths.
 """
 
 import os
@@ -14,6 +15,7 @@ import re
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -78,23 +80,130 @@ def _events(log_dir):
     return events
 
 
-def test_model_fn_tensorboard_writes_fits_train_run_with_the_epoch_loss_only(tmp_path):
-    def make(kind):
-        return [keras.callbacks.TensorBoard(str(tmp_path / kind), histogram_freq=1)]
+def _layer_model_fn(features, labels, mode):
+    """`_model_fn` with its weight made by a Keras layer named as the twin's: `w/kernel`."""
+    layer = keras.layers.Dense(3, use_bias=False, kernel_initializer="zeros", name="w")
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, layer(features["x"]))
+    optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+    train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
+    return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
-    _both(tmp_path, make)
+
+def _tensors(events, tag):
+    return [(event.step, tf.make_ndarray(event.tensor_proto)) for event in events.Tensors(tag)]
+
+
+def test_model_fn_tensorboard_writes_fits_histograms_learning_rate_and_its_graph(tmp_path):
+    def make(kind):
+        return [keras.callbacks.TensorBoard(str(tmp_path / kind), histogram_freq=1, write_graph=True)]
+
+    fitted = _keras_twin()
+    h.fit_run(fitted, STEPS, make("fit"))
+    estimator = ke.Estimator(_layer_model_fn, model_dir=str(tmp_path / "model"))
+    estimator.train(h.dataset, steps=STEPS, callbacks=make("estimator"))
+    np.testing.assert_allclose(estimator.get_variable_value("w/kernel"), fitted.get_weights()[0], rtol=1e-6, atol=1e-7)
     for kind in ("fit", "estimator"):
         # One run directory, "train", with one event file, as fit writes.
         assert sorted(os.listdir(tmp_path / kind)) == ["train"]
         assert len(os.listdir(tmp_path / kind / "train")) == 1
     fit_events, our_events = _events(tmp_path / "fit" / "train"), _events(tmp_path / "estimator" / "train")
     assert set(fit_events.Tags()["tensors"]) == {"keras", "epoch_loss", "epoch_learning_rate", "w/kernel/histogram"}
-    # A model_fn has no Keras layers, no Keras optimizer and no Functional
-    # config: the weight histograms, the learning rate and the "keras" model
-    # config are not written; epoch_loss is, at fit's step (the epoch, 0).
-    assert our_events.Tags()["tensors"] == ["epoch_loss"]
-    assert [event.step for event in our_events.Tensors("epoch_loss")] == [0]
-    assert [event.step for event in fit_events.Tensors("epoch_loss")] == [0]
+    # fit's tags but "keras" (the Keras model's config: a model_fn has none).
+    assert sorted(our_events.Tags()["tensors"]) == ["epoch_learning_rate", "epoch_loss", "w/kernel/histogram"]
+    # The same weights give the same histogram, at fit's step (the epoch, 0).
+    [(fit_step, fit_histogram)] = _tensors(fit_events, "w/kernel/histogram")
+    [(our_step, our_histogram)] = _tensors(our_events, "w/kernel/histogram")
+    assert our_step == fit_step == 0
+    np.testing.assert_allclose(our_histogram, fit_histogram, rtol=1e-5, atol=1e-6)
+    assert [(step, float(v)) for step, v in _tensors(our_events, "epoch_learning_rate")] == [
+        (step, float(v)) for step, v in _tensors(fit_events, "epoch_learning_rate")
+    ] == [(0, np.float32(0.1))]
+    # write_graph: fit writes the model's config ("keras"), the model_fn
+    # Estimator its TRAIN graph, which holds the model_fn's ops.
+    assert fit_events.Tags()["graph"] is False
+    assert our_events.Tags()["graph"] is True
+    nodes = {node.name: node.op for node in our_events.Graph().node}
+    assert "MatMul" in nodes.values()
+    assert nodes["sparse_softmax_cross_entropy_loss/value"] == "DivNoNan"
+    assert "ResourceApplyGradientDescent" in nodes.values()
+
+
+def _mlp_model_fn(make_optimizer):
+    """The harness's model (hidden 5 relu, logits 3) as a model_fn, trained by `make_optimizer()`."""
+
+    def model_fn(features, labels, mode):
+        hidden = keras.layers.Dense(5, activation="relu", name="hidden")(features["x"])
+        logits = keras.layers.Dense(3, name="logits")(hidden)
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        optimizer = make_optimizer()
+        if isinstance(optimizer, keras.optimizers.Optimizer):
+            variables = tf.compat.v1.trainable_variables()
+            train_op = optimizer.apply_gradients(zip(tf.gradients(loss, variables), variables))
+        else:
+            train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    return model_fn
+
+
+def _rate_variable():
+    return tf.compat.v1.get_variable("learning_rate", initializer=0.05, trainable=False)
+
+
+# model_fn optimizer -> the Keras optimizer fit uses for the same rate.
+_OPTIMIZERS = {
+    "v1_adam": (lambda: tf.compat.v1.train.AdamOptimizer(0.01), lambda: keras.optimizers.Adam(0.01)),
+    "v1_sgd_rate_variable": (
+        lambda: tf.compat.v1.train.GradientDescentOptimizer(_rate_variable()),
+        lambda: keras.optimizers.SGD(0.05),
+    ),
+    "keras_adam": (lambda: keras.optimizers.Adam(0.01), lambda: keras.optimizers.Adam(0.01)),
+    "keras_sgd_schedule": (
+        lambda: keras.optimizers.SGD(keras.optimizers.schedules.ExponentialDecay(0.1, 2, 0.5)),
+        lambda: keras.optimizers.SGD(keras.optimizers.schedules.ExponentialDecay(0.1, 2, 0.5)),
+    ),
+}
+
+
+@pytest.mark.parametrize("optimizer", sorted(_OPTIMIZERS))
+def test_model_fn_tensorboard_histograms_are_the_models_variables_only(tmp_path, optimizer):
+    """One histogram per model variable, by checkpoint name (= fit's tags for
+    the same Keras layers), none for the optimizer's slots, its rate variable
+    or global_step; epoch_learning_rate is the rate of fit's optimizer."""
+    ours_optimizer, fit_optimizer = _OPTIMIZERS[optimizer]
+
+    def make(kind):
+        return [keras.callbacks.TensorBoard(str(tmp_path / kind), histogram_freq=1, write_graph=False)]
+
+    h.fit_run(h.build_model(optimizer=fit_optimizer), STEPS, make("fit"))
+    estimator = ke.Estimator(_mlp_model_fn(ours_optimizer), model_dir=str(tmp_path / "model"))
+    estimator.train(h.dataset, steps=STEPS, callbacks=make("estimator"))
+    fit_events, our_events = _events(tmp_path / "fit" / "train"), _events(tmp_path / "estimator" / "train")
+    histograms = ["hidden/bias/histogram", "hidden/kernel/histogram", "logits/bias/histogram",
+                  "logits/kernel/histogram"]
+    assert sorted(t for t in fit_events.Tags()["tensors"] if t.endswith("/histogram")) == histograms
+    assert sorted(our_events.Tags()["tensors"]) == sorted(["epoch_loss", "epoch_learning_rate", *histograms])
+    for tag in histograms:
+        assert [step for step, _ in _tensors(our_events, tag)] == [0]
+        # The histogram of the checkpoint's variable, which it was written from.
+        [(_, histogram)] = _tensors(our_events, tag)
+        assert histogram[:, 2].sum() == estimator.get_variable_value(tag[: -len("/histogram")]).size
+    [(_, fit_rate)] = _tensors(fit_events, "epoch_learning_rate")
+    [(_, our_rate)] = _tensors(our_events, "epoch_learning_rate")
+    assert float(our_rate) == pytest.approx(float(fit_rate), rel=1e-6)
+
+
+def test_model_fn_tensorboard_says_why_a_rate_computed_in_the_step_is_not_written(tmp_path, caplog):
+    def decayed():
+        rate = tf.compat.v1.train.exponential_decay(0.1, tf.compat.v1.train.get_global_step(), 2, 0.5)
+        return tf.compat.v1.train.GradientDescentOptimizer(rate)
+
+    estimator = ke.Estimator(_mlp_model_fn(decayed), model_dir=str(tmp_path / "model"))
+    with caplog.at_level("WARNING", logger="keras_estimator"):
+        estimator.train(h.dataset, steps=2, callbacks=[keras.callbacks.TensorBoard(str(tmp_path / "tb"))])
+    assert "epoch_learning_rate is not written" in caplog.text
+    assert "computes its learning rate in the traced step" in caplog.text
+    assert _events(tmp_path / "tb" / "train").Tags()["tensors"] == ["epoch_loss"]
 
 
 def test_model_fn_tensorboard_epoch_loss_is_the_last_steps_loss(tmp_path):

@@ -12,6 +12,11 @@ updates, in the order the model_fn created them:
 - `save_weights(path)` writes them, and `global_step`, to a `.weights.h5`
   file keyed by their TF1 names (the checkpoint keys, `dense/kernel`);
   `load_weights(path)` reads such a file back, global step included;
+- `layers`: the model's variables (not the optimizer's, not `global_step`)
+  grouped into one `ModelFnLayer` per checkpoint-name prefix
+  (`dense/kernel` and `dense/bias` make the layer `dense`), each weight a
+  `NamedVariable` whose `path` is its checkpoint name: what Keras code that
+  walks `model.layers` (TensorBoard's weight histograms) reads;
 - `optimizer`: an `OptimizerView` of the optimizer the model_fn's training
   step uses (None when it uses none, or several);
 - `save()`: refused with the fix (a model_fn is no Keras model to save).
@@ -79,6 +84,26 @@ class ModelFnView(keras.Model):
     variables = weights
     trainable_variables = trainable_weights
     non_trainable_variables = non_trainable_weights
+
+    @property
+    def layers(self) -> list[keras.layers.Layer]:  # type: ignore[override]
+        """The model's variables, one `ModelFnLayer` per checkpoint-name prefix.
+
+        The optimizer's own variables (v1 slots and `beta1_power`, a Keras
+        optimizer's state, the learning-rate variable it reads) are left
+        out, as they are not a Keras model's layer weights.
+        """
+        optimizer = self.optimizer
+        owned = (
+            {id(v) for v in optimizer.own_variables()} if isinstance(optimizer, OptimizerView) else set()
+        )
+        groups: dict[str, list[NamedVariable]] = {}
+        for name, variable in self._named().items():
+            if name == GLOBAL_STEP_NAME or id(variable) in owned:
+                continue
+            prefix = name.rsplit("/", 1)[0]
+            groups.setdefault(prefix, []).append(NamedVariable(name, variable))
+        return [ModelFnLayer(prefix, weights) for prefix, weights in groups.items()]
 
     def get_weights(self) -> list[np.ndarray]:
         return [np.asarray(v.numpy()) for v in self.weights]
@@ -162,6 +187,108 @@ class ModelFnView(keras.Model):
                 variable.assign(value)
 
 
+class NamedVariable:
+    """A model_fn variable under its checkpoint name, as Keras code reads a weight.
+
+    `path` is the checkpoint name (`dense/kernel`: the path Keras gives the
+    kernel of a Dense layer named `dense`), `name` its last part; it reads
+    and assigns the variable training updates, and converts to its value.
+
+    Args:
+        path: the checkpoint name.
+        variable: the variable.
+    """
+
+    def __init__(self, path: str, variable: tf.Variable) -> None:
+        self.path = path
+        self.name = path.rsplit("/", 1)[-1]
+        self.value = variable
+
+    @property
+    def shape(self) -> tuple[int | None, ...]:
+        return tuple(self.value.shape)
+
+    @property
+    def dtype(self) -> str:
+        return self.value.dtype.name
+
+    @property
+    def trainable(self) -> bool:
+        return bool(self.value.trainable)
+
+    def numpy(self) -> np.ndarray:
+        return np.asarray(self.value.numpy())
+
+    def assign(self, value: Any) -> None:
+        self.value.assign(value)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.numpy(), dtype=dtype)
+
+    def __tf_tensor__(self, dtype: Any = None, name: Any = None) -> tf.Tensor:
+        return tf.convert_to_tensor(self.value, dtype=dtype, name=name)
+
+    def __repr__(self) -> str:
+        return f"<NamedVariable path={self.path!r} shape={self.shape} dtype={self.dtype}>"
+
+
+class ModelFnLayer(keras.layers.Layer):
+    """The model_fn variables sharing a checkpoint-name prefix, as a Keras layer.
+
+    Its weights are `NamedVariable`s; it has no call (a model_fn is not
+    made of callable layers).
+
+    Args:
+        name: the prefix (`dense` for `dense/kernel`).
+        weights: its variables.
+    """
+
+    def __init__(self, name: str, weights: list[NamedVariable]) -> None:
+        super().__init__(name=name.replace("/", "_") or "variables")
+        self.path_prefix = name
+        # Held in a tuple so Keras' attribute tracking leaves them alone.
+        self._named_weights: tuple[list[NamedVariable]] = (weights,)
+        self.built = True
+
+    @property
+    def weights(self) -> list[NamedVariable]:  # type: ignore[override]
+        return list(self._named_weights[0])
+
+    @property
+    def trainable_weights(self) -> list[NamedVariable]:  # type: ignore[override]
+        return [w for w in self.weights if w.trainable]
+
+    @property
+    def non_trainable_weights(self) -> list[NamedVariable]:  # type: ignore[override]
+        return [w for w in self.weights if not w.trainable]
+
+    variables = weights
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+
+    def get_weights(self) -> list[np.ndarray]:
+        return [w.numpy() for w in self.weights]
+
+    def set_weights(self, weights: Any) -> None:
+        mine = self.weights
+        weights = list(weights)
+        if len(weights) != len(mine) or any(
+            tuple(np.shape(value)) != w.shape for w, value in zip(mine, weights, strict=False)
+        ):
+            raise ValueError(
+                f"set_weights of layer {self.path_prefix!r} takes arrays of shapes "
+                f"{[w.shape for w in mine]}; received shapes {[np.shape(v) for v in weights]}."
+            )
+        for w, value in zip(mine, weights, strict=True):
+            w.assign(value)
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        raise ValueError(
+            f"Layer {self.path_prefix!r} holds a model_fn's variables and cannot be "
+            "called: run the Estimator's train/evaluate/predict instead."
+        )
+
+
 def _check_path(filepath: Any, method: str) -> str:
     path = os.fspath(filepath)
     if not path.endswith(_SUFFIX):
@@ -230,6 +357,37 @@ class OptimizerView:
             "callback cannot set it. Pass the optimizer a variable instead, "
             "or leave the schedule to the optimizer."
         )
+
+    def own_variables(self) -> list[tf.Variable]:
+        """The store's variables this optimizer made or reads its rate from.
+
+        A v1 optimizer's slots and other variables (`beta1_power`), a Keras
+        optimizer's `variables`, and the learning-rate variable.
+        """
+        made = optimizer_state.v1_state_variables(self._optimizer)
+        if isinstance(self._optimizer, keras.optimizers.Optimizer):
+            made = list(self._optimizer.variables)
+        made.append(self._rate())
+        live = (self._live_variable(v) for v in made)
+        return [v for v in live if v is not None]
+
+    def current_rate(self) -> float | None:
+        """The learning rate the next step uses, as a number; None if the step computes it.
+
+        A variable or a Python number is read; a Keras schedule is evaluated
+        at the optimizer's `iterations`, as a Keras optimizer's
+        `learning_rate` does. A rate computed in the traced step (a tensor,
+        a v1 decay) has no value outside it.
+        """
+        rate = self._rate()
+        variable = self._live_variable(rate)
+        if variable is not None:
+            return float(variable.numpy())
+        if isinstance(rate, (int, float)):
+            return float(rate)
+        if isinstance(rate, keras.optimizers.schedules.LearningRateSchedule):
+            return float(keras.ops.convert_to_numpy(rate(self.iterations)))
+        return None
 
     @property
     def learning_rate(self) -> Any:

@@ -11,6 +11,12 @@ variables (`callback_model.ModelFnView`). They get `fit`'s params and `fit`'s lo
 `tf.compat.v1.train.get_global_step()` returns the Estimator's global step
 variable, as it does in hooks.
 
+`keras.callbacks.TensorBoard` on a model_fn's view writes what it writes in
+`fit` where a model_fn has it: weight histograms (from the view's
+`layers`), `epoch_learning_rate` (added to its epoch logs here, as Keras
+adds it only for a `keras.optimizers.Optimizer`) and, for `write_graph`,
+the model_fn's TRAIN graph (where `fit` writes the Keras model's config).
+
 All of them sit in one `UserCallbacks`, at the place of the `callbacks=`
 argument in the loop's list, so the dispatch order stays the loop's.
 """
@@ -18,18 +24,22 @@ argument in the loop's list, so the dispatch order stays the loop's.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 import keras
 import tensorflow as tf
 
+from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.base.protocols import PlansFusion, StopsTraining
 from keras_estimator._src.engine import loop_context
-from keras_estimator._src.engine.callback_model import ModelFnView
+from keras_estimator._src.engine.callback_model import ModelFnView, OptimizerView
 from keras_estimator._src.engine.fused_loop import GLOBAL_STEP_KEY
 from keras_estimator._src.engine.loop import StepState, sees_batches
-from keras_estimator._src.tf_internals import default_graph
+from keras_estimator._src.tf_internals import default_graph, keras_tensorboard
+
+logger = logging.getLogger("keras_estimator")
 
 
 class UserCallbacks(keras.callbacks.Callback):
@@ -133,6 +143,8 @@ class UserCallbacks(keras.callbacks.Callback):
         before = _restorable_step(view)
         self._forward("on_train_begin", _fit_logs(logs))
         self._follow_restore(view, before)
+        if isinstance(view, ModelFnView):
+            self._write_model_fn_graphs()
 
     def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
         self._forward("on_train_end", _fit_logs(logs))
@@ -141,7 +153,53 @@ class UserCallbacks(keras.callbacks.Callback):
         self._forward("on_epoch_begin", epoch, _fit_logs(logs))
 
     def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_epoch_end", epoch, _fit_logs(logs))
+        logs = _fit_logs(logs)
+        with self._step_lookups():
+            for callback in self.callbacks:
+                callback.on_epoch_end(epoch, self._tensorboard_logs(callback, logs))
+        self._pass_stop()
+
+    # ---- TensorBoard on a model_fn ---------------------------------------------------
+    def _tensorboard_logs(self, callback: Any, logs: dict[str, Any] | None) -> dict[str, Any] | None:
+        """`logs` with the learning rate TensorBoard writes in `fit`, for a model_fn's view.
+
+        Keras' TensorBoard adds `learning_rate` to its epoch logs only for a
+        `keras.optimizers.Optimizer`; a model_fn's optimizer is seen through
+        an `OptimizerView`, so the rate is added here.
+        """
+        view = self._view
+        if (
+            logs is None
+            or not isinstance(callback, keras.callbacks.TensorBoard)
+            or not isinstance(view, ModelFnView)
+        ):
+            return logs
+        optimizer = view.optimizer
+        rate = optimizer.current_rate() if isinstance(optimizer, OptimizerView) else None
+        if rate is None:
+            logger.warning(
+                "TensorBoard: epoch_learning_rate is not written: %s",
+                "the model_fn's training step uses no single optimizer"
+                if optimizer is None
+                else f"the model_fn's {optimizer.name} computes its learning rate "
+                "in the traced step (pass it a variable, a number or a Keras schedule)",
+            )
+            return logs
+        return {**logs, "learning_rate": rate}
+
+    def _write_model_fn_graphs(self) -> None:
+        """Writes the model_fn's TRAIN graph for each TensorBoard asked to write the graph.
+
+        In `fit`, `write_graph` writes the Keras model's config; a model_fn
+        has none, and its graph is what TensorBoard's Graphs tab can show.
+        """
+        graph = getattr(self.model, "build_graphs", {}).get(ModeKeys.TRAIN)
+        if graph is None:
+            return
+        for callback in self.callbacks:
+            if isinstance(callback, keras.callbacks.TensorBoard) and callback.write_graph:
+                with keras_tensorboard.train_writer(callback).as_default():
+                    tf.summary.graph(graph)
 
     def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
         self._forward("on_train_batch_begin", batch, _fit_logs(logs))

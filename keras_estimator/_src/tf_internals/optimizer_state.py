@@ -6,11 +6,14 @@ setter) and lists it among its variables in the private `_variables` (which
 its checkpoints and `optimizer.variables` hold); it keeps its learning rate
 (a variable, or a schedule) in `_learning_rate`. A `tf.compat.v1.train`
 optimizer keeps the rate it was given in `_learning_rate`, or `_lr` (Adam,
-Adadelta), with no public getter.
+Adadelta), with no public getter. A `tf.compat.v1.train` optimizer keeps
+its slots in `_slots` and its other variables (Adam's `beta1_power`) in
+`_non_slot_dict`; its public `variables()` lists only those of the current
+default graph, which a traced step's variables are not.
 
 Private symbols touched: `BaseOptimizer._iterations`, `_variables` and
 `_learning_rate` on an instance, and the v1 optimizers' `_learning_rate` /
-`_lr`.
+`_lr`, `_slots` and `_non_slot_dict`.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ TOUCHES = (
     "keras.src.optimizers.base_optimizer:BaseOptimizer()._learning_rate",
     "tensorflow.python.training.gradient_descent:GradientDescentOptimizer()._learning_rate",
     "tensorflow.python.training.adam:AdamOptimizer()._lr",
+    "tensorflow.python.training.adam:AdamOptimizer()._slots",
+    "tensorflow.python.training.adam:AdamOptimizer()._non_slot_dict",
 )
 
 
@@ -51,3 +56,11 @@ def learning_rate(optimizer: Any) -> Any:
     if hasattr(optimizer, "_learning_rate"):
         return optimizer._learning_rate
     return getattr(optimizer, "_lr", None)
+
+
+def v1_state_variables(optimizer: Any) -> list[Any]:
+    """The slot and other variables a `tf.compat.v1.train` optimizer made, in any graph."""
+    slots = getattr(optimizer, "_slots", None) or {}
+    made = [slot for per_variable in slots.values() for slot in per_variable.values()]
+    made.extend((getattr(optimizer, "_non_slot_dict", None) or {}).values())
+    return made

@@ -138,7 +138,7 @@ def _mlp_model_fn(make_optimizer):
         optimizer = make_optimizer()
         if isinstance(optimizer, keras.optimizers.Optimizer):
             variables = tf.compat.v1.trainable_variables()
-            train_op = optimizer.apply_gradients(zip(tf.gradients(loss, variables), variables))
+            train_op = optimizer.apply_gradients(zip(tf.gradients(loss, variables), variables, strict=True))
         else:
             train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
         return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)

@@ -1,11 +1,11 @@
 """Initial weights of model_fn variables under RunConfig(tf_random_seed=S).
 
-What holds (and is tested): the same seed gives identical initial weights in
-two Estimators and in two processes; another seed gives other weights.
-The values themselves are not tf.estimator 2.15's (see docs/differences.md,
-seeding): with only the graph seed set, TensorFlow takes the op seed from the
-graph's op count when the initializer is made, and the step graph built here
-holds other ops before the variable than 2.15's graph did.
+The same seed gives identical initial weights in two Estimators and in two
+processes; another seed gives other weights. A TF initializer without a
+seed of its own gets the seeds tf.estimator 2.15's graph gave it (graph
+seed, n-th unseeded random op of the model_fn), so the weights are 2.15's:
+`tests/fixtures/tf215_seeding.json` holds 2.15's values, recorded by
+`tests/fixtures/make_tf215_seeding_fixture.py` from the same recipes.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
+from tests.fixtures import make_tf215_seeding_fixture as recipes
+
+FIXTURE = json.loads(recipes.OUT.read_text())
 
 
 def _model_fn(features, labels, mode):
@@ -98,12 +101,18 @@ W_2_15 = [
 ]
 
 
-def test_kernel_matches_2_15_but_the_seed_pair_does_not(tmp_path):
-    # Same random kernel: 2.15's seed pair gives 2.15's numbers here too.
-    limit = np.sqrt(6.0 / (2 + 3))
-    uniform = tf.raw_ops.RandomUniform(shape=[2, 3], dtype=tf.float32, seed=1, seed2=0)
-    np.testing.assert_array_equal(
-        (uniform * (2 * limit) - limit).numpy(), np.array(W_2_15, np.float32)
-    )
-    # Documented difference: the initializer runs eagerly, with another op seed.
-    assert not np.allclose(_initial_w(tmp_path, 1), W_2_15)
+def test_initial_weights_are_2_15s(tmp_path):
+    np.testing.assert_array_equal(_initial_w(tmp_path, 1), np.array(W_2_15, np.float32))
+
+
+@pytest.mark.parametrize("case", [*recipes.MODEL_FNS, "dnn"])
+def test_initial_weights_of_2_15_recipes(tmp_path, case):
+    """Several TF initializers, an unseeded random op between two, zeros, an
+    initializer with its own seed, and DNNRegressor's layers start at 2.15's values."""
+    ours = recipes.initial_values(tf, ke, case, str(tmp_path))
+    expected = FIXTURE["cases"][case]
+    assert sorted(ours) == sorted(expected)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(
+            np.array(ours[name], np.float32), np.array(value, np.float32), err_msg=name
+        )

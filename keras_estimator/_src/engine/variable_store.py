@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -27,7 +28,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.engine import v1_adam
-from keras_estimator._src.tf_internals import keras_naming, variable_scopes
+from keras_estimator._src.tf_internals import graph_seeds, keras_naming, variable_scopes
 
 _GraphKeys = tf.compat.v1.GraphKeys
 _LOCAL_COLLECTIONS = frozenset(
@@ -280,6 +281,8 @@ class VariableStore:
         initial_value = _initial_value_fn(name, kwargs)
         self._creating.active = True
         try:
+            # Before the stand-in: it draws its (unused) value eagerly.
+            seeded = _graph_seeded(initial_value)
             # Named as the real variable will be: v1 optimizers name slots
             # after their variable's name.
             with tf.compat.v1.name_scope(None):
@@ -290,7 +293,7 @@ class VariableStore:
             self._creating.active = False
         entry = _Entry(
             stand_in,
-            initial_value,
+            seeded or initial_value,
             bool(_LOCAL_COLLECTIONS.intersection(collections)),
             collections,
             {k: kwargs.get(k) for k in _VARIABLE_ARGS},
@@ -301,10 +304,14 @@ class VariableStore:
     def materialize(self) -> None:
         """Creates, outside any trace, the variables the building trace asked for."""
         pending, self._pending = self._pending, {}
+        seeded = _seeded_values(
+            {n: e.initial_value for n, e in pending.items() if isinstance(e.initial_value, _Seeded)}
+        )
         for name, entry in pending.items():
+            value = seeded.get(name)
             self._create(
                 name,
-                entry.initial_value,
+                entry.initial_value if value is None else functools.partial(_constant, value),
                 entry.options,
                 entry.collections,
                 is_local=entry.is_local,
@@ -445,6 +452,87 @@ def _initial_value_fn(name: str, kwargs: dict[str, Any]) -> Callable[[], Any]:
             )
         return lambda: constant
     return lambda: initial_value
+
+
+def _graph_seeded(initial_value: Callable[[], Any]) -> Callable[[], Any] | None:
+    """`initial_value` computed with the seeds a TF1 graph gives it, or None.
+
+    Called where the model_fn creates the variable, in its trace. A random
+    initializer without a seed of its own gets, with a graph seed set
+    (`RunConfig.tf_random_seed`), (graph seed, n) from the trace's graph, n
+    counting such random operations in it, as in tf.estimator 2.15's graph;
+    computed eagerly it would take another (and one with its own seed would
+    draw after the stand-in's draw). So the initializer is built here in a
+    scratch graph, which moves the trace's count on by what it uses, as
+    2.15's graph did, and is computed later in a function of its own starting
+    from the same count, giving 2.15's values. None without a graph seed,
+    for a Keras initializer (Keras seeds its own) and for one without random
+    operations.
+    """
+    if tf.executing_eagerly() or not callable(initial_value) or _is_keras(initial_value):
+        return None
+    graph = tf.compat.v1.get_default_graph()
+    seed = graph.seed
+    if seed is None:
+        return None  # unseeded: 2.15's values were random too
+    first = graph_seeds.op_seed_count(graph)
+    scratch = tf.Graph()
+    scratch.seed = seed
+    graph_seeds.set_op_seed_count(scratch, first)
+    with scratch.as_default():
+        initial_value()
+    used = graph_seeds.op_seed_count(scratch) - first
+    if used > 0:
+        graph_seeds.set_op_seed_count(graph, first + used)
+    seeded = any(
+        op.node_def.attr[key].i
+        for op in scratch.get_operations()
+        for key in ("seed", "seed2")
+        if key in op.node_def.attr
+    )
+    if not seeded:
+        return None
+    return _Seeded(initial_value, seed, first)
+
+
+class _Seeded:
+    """An initializer to compute from graph seed `seed` and count `first` (`_graph_seeded`)."""
+
+    def __init__(self, initial_value: Callable[[], Any], seed: int, first: int) -> None:
+        self.initial_value = initial_value
+        self.seed = seed
+        self.first = first
+
+    def __call__(self) -> Any:
+        return _seeded_values({"value": self})["value"]
+
+
+def _seeded_values(initializers: dict[str, _Seeded]) -> dict[str, Any]:
+    """Each initializer's value, all computed in one function."""
+    if not initializers:
+        return {}
+
+    def compute() -> dict[str, Any]:
+        graph = tf.compat.v1.get_default_graph()
+        values = {}
+        for name, seeded in initializers.items():
+            graph.seed = seeded.seed
+            graph_seeds.set_op_seed_count(graph, seeded.first)
+            values[name] = seeded.initial_value()
+        return values
+
+    return dict(tf.compat.v1.wrap_function(compute, signature=[])())
+
+
+def _constant(value: Any) -> Any:
+    return value
+
+
+def _is_keras(initial_value: Callable[[], Any]) -> bool:
+    """Whether `initial_value` is (or wraps) a Keras initializer or function."""
+    function = getattr(initial_value, "func", initial_value)
+    module = getattr(function, "__module__", None) or type(function).__module__
+    return module.split(".")[0] == "keras"
 
 
 def _check_shape(name: str, variable: tf.Variable, kwargs: dict[str, Any]) -> None:

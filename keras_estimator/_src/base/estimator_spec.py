@@ -242,6 +242,71 @@ class KerasMetricOps(tuple):  # type: ignore[type-arg]
         return ops
 
 
+# Ops that use a variable's handle without writing the variable.
+_READING_OPS = frozenset({"ReadVariableOp", "VarIsInitializedOp", "VariableShape"})
+# Ops that write a variable in the graph itself (not in a function they call).
+_WRITING_OPS = frozenset(
+    {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
+)
+
+
+def _metric_updates(metric: keras.metrics.Metric) -> tuple[str, Any]:
+    """How the graph being built updates `metric`'s variables: (kind, op).
+
+    2.15 refused a Keras metric with no update ops (Keras 2 metrics recorded
+    them), and one updated inside control flow or a function ("must be from
+    the default graph"). Keras 3 metrics record none, so the graph is read: a
+    write to one of the metric's variable handles (as the graph captured it,
+    through enclosing function graphs) is an update. The kind is "updated",
+    "nested" (only ops running functions take the handle, e.g. tf.cond; the
+    op is one of them), "never", or "unknown" when that cannot be told
+    (eagerly, a metric without variables, variables without an eager handle,
+    a graph that captures nothing), which is accepted.
+    """
+    if tf.executing_eagerly() or not metric.variables:
+        return "unknown", None
+    handles: set[Any] = set()
+    for variable in metric.variables:
+        handle = getattr(variable, "handle", None)
+        if not isinstance(handle, tf.Tensor) or not hasattr(handle, "numpy"):
+            return "unknown", None
+        handles.add(_tensor_key(handle))
+    # The function graphs from the one being built outwards; the outermost
+    # graph (a plain tf.Graph) captures nothing.
+    graph = tf.compat.v1.get_default_graph()
+    chain = []
+    while graph is not None and getattr(graph, "captures", None) is not None:
+        chain.append(graph)
+        graph = getattr(graph, "outer_graph", None)
+    if not chain:
+        return "unknown", None
+    for enclosing in reversed(chain):
+        for external, internal in enclosing.captures:
+            if _tensor_key(external) in handles:
+                handles.add(_tensor_key(internal))
+    nested = None
+    for op in chain[0].get_operations():
+        if op.type in _READING_OPS:
+            continue
+        if any(_tensor_key(tensor) in handles for tensor in op.inputs):
+            if op.type in _WRITING_OPS or not op.type.endswith(
+                ("If", "While", "Case", "PartitionedCall")
+            ):
+                return "updated", op
+            nested = nested or op
+    return ("nested", nested) if nested is not None else ("never", None)
+
+
+def _tensor_key(tensor: Any) -> Any:
+    """Identifies a tensor: an eager one by object, a graph one by graph and name."""
+    if hasattr(tensor, "numpy") and not hasattr(tensor, "op"):
+        return ("eager", id(tensor))
+    try:
+        return (id(tensor.graph), tensor.name)
+    except AttributeError:
+        return ("eager", id(tensor))
+
+
 def _validate_eval_metric_ops(eval_metric_ops: Any, mode: str | None) -> dict[str, Any]:
     if eval_metric_ops is None:
         return {}
@@ -265,6 +330,23 @@ def _validate_eval_metric_ops(eval_metric_ops: Any, mode: str | None) -> dict[st
                 f"eval_metric_ops[{key!r}] (got {_describe(value)})."
             )
         if isinstance(value, keras.metrics.Metric):
+            updates, op = _metric_updates(value)
+            if updates == "nested":
+                raise ValueError(
+                    f'eval_metric_ops with "{key}: {op.name}" must be from the '
+                    f"default graph: the {type(value).__name__} metric "
+                    f'"{value.name}" is updated only inside {op.type} (tf.cond, '
+                    "tf.while_loop or a tf.function), whose updates evaluate() "
+                    "would not run. Call update_state(...) in model_fn itself."
+                )
+            if updates == "never":
+                raise ValueError(
+                    f'Please call update_state(...) on the "{value.name}" metric: '
+                    f"{field} is a {type(value).__name__} that model_fn never "
+                    "updated, so evaluate() would report its initial value. Call "
+                    f"update_state(...) on it inside model_fn before returning "
+                    "the EstimatorSpec."
+                )
             checked[key] = value if tf.executing_eagerly() else KerasMetricOps(value)
             continue
         if not isinstance(value, tuple) or len(value) != 2:

@@ -590,6 +590,28 @@ def _local_name(model_dir: str, entry: str) -> str | None:
     return name or None
 
 
+def identity(checkpoint_path: str | None) -> tuple[Any, ...] | None:
+    """What tells a checkpoint's files from others saved under the same prefix.
+
+    The prefix with its index file's size and modification time (and, on a
+    local disk, inode): a model_dir emptied and trained again to the same
+    step writes another `model.ckpt-<step>` under the old name. Take it
+    before reading the files, so that files replaced while they are read
+    differ from what was read. None for None or an index that is not there.
+    """
+    if checkpoint_path is None:
+        return None
+    index = checkpoint_path + ".index"
+    try:
+        if "://" in checkpoint_path:
+            stat = tf.io.gfile.stat(index)
+            return (checkpoint_path, stat.length, stat.mtime_nsec)
+        local = os.stat(index)
+    except (OSError, tf.errors.NotFoundError):
+        return None
+    return (checkpoint_path, local.st_size, local.st_mtime_ns, local.st_ino, local.st_dev)
+
+
 def _normalized(path: str) -> str:
     return path.rstrip("/") if "://" in path else os.path.normpath(os.path.abspath(path))
 

@@ -124,7 +124,8 @@ class Estimator:
         collective_keys.own_keys(self._strategy)
         self._store = VariableStore(self._strategy)
         self._model: ModelFnModel | None = None
-        self._synced_checkpoint: str | None = None
+        # `_checkpoint.identity` of the checkpoint the store holds.
+        self._synced_checkpoint: tuple[Any, ...] | None = None
         self._predict_function: Any = None
 
     # ---- properties -----------------------------------------------------------
@@ -365,7 +366,7 @@ class Estimator:
             self._save_on_preemption(state.value)
         # Other workers wait for the chief's last checkpoint before reading it.
         multi_worker.barrier(self._strategy)
-        self._synced_checkpoint = self.latest_checkpoint()
+        self._synced_checkpoint = _checkpoint.identity(self.latest_checkpoint())
         # As 2.15 printed it: numpy's text of the float32 loss.
         logger.info(
             "Loss for final step: %s.",
@@ -825,11 +826,16 @@ class Estimator:
                 self._warm_start(new_names)
             return
         saveable = self._store.saveable()
+        # By file identity, not name: a model_dir emptied and trained again
+        # holds other values under the same checkpoint name.
+        held = [_checkpoint.identity(path)]
 
         def read(chosen: str) -> str:
-            if chosen == self._synced_checkpoint:
+            held[0] = _checkpoint.identity(chosen)
+            if held[0] is not None and held[0] == self._synced_checkpoint:
                 fresh = {n: saveable[n] for n in new_names if n in saveable}
-                _checkpoint.restore(fresh, chosen)
+                if fresh:
+                    _checkpoint.restore(fresh, chosen)
             else:
                 logger.info("Restoring parameters from %s", chosen)
                 _checkpoint.restore(saveable, chosen)
@@ -837,16 +843,18 @@ class Estimator:
 
         if checkpoint_path is not None:
             path = read(path)
-        elif mode == ModeKeys.TRAIN and path != self._synced_checkpoint:
+        elif mode == ModeKeys.TRAIN and held[0] != self._synced_checkpoint:
             # A damaged newest checkpoint: train on from the newest intact
             # one (with a warning), never from step 0.
             logger.info("Restoring parameters from %s", path)
-            path = _checkpoint.restore_or_fall_back(saveable, self._model_dir, path)
+            restored = _checkpoint.restore_or_fall_back(saveable, self._model_dir, path)
+            if restored != path:
+                held[0] = _checkpoint.identity(restored)
         else:
             # A trainer's retention may delete the chosen checkpoint before it
             # is read: then the newest one is read.
-            path = _checkpoint.reading_newest(self._model_dir, read, chosen=path)
-        self._synced_checkpoint = path
+            _checkpoint.reading_newest(self._model_dir, read, chosen=path)
+        self._synced_checkpoint = held[0]
 
     def _warm_start(self, names: list[str]) -> None:
         """Initialises the model from `warm_start_from`, once, before training.
@@ -924,7 +932,7 @@ class EstimatorInternals:
         """
         estimator = self._estimator
         saved = estimator._synced_checkpoint
-        estimator._synced_checkpoint = estimator.latest_checkpoint()
+        estimator._synced_checkpoint = _checkpoint.identity(estimator.latest_checkpoint())
         try:
             yield
         finally:

@@ -7,6 +7,20 @@ written as `output_dir/timeline-<step>.json`, a Chrome trace (the file name
 and format 2.15 wrote; its events come from TF2's profiler, not from TF1
 step stats), and the profiler's own `*.xplane.pb` under
 `output_dir/plugins/profile/step_<step>/` for TensorBoard's profile tab.
+
+What a timeline holds differs from 2.15's, which were built from TF1 step
+stats: there, one complete event per op of the step (`args`: node name and
+op type) under a "<device> Compute" process, plus "<device> Tensors" and
+"Allocators" processes; `show_dataflow` added flow events ("s"/"t") from
+each tensor's producing op to its consumers, and `show_memory` counter and
+object events ("C", "N", "O", "D") for allocations. TF2's profiler records
+no step stats: a timeline here holds its host-side events (processes
+"/host:CPU" and "Task Environment"; threads for Python, the executor's
+`tf_Compute` pool and tf.data; events such as `EagerLocalExecute`,
+`ExecutorState::Process`, `Iterator::*`), metadata ("M") and complete ("X")
+events only. It has no tensor producers and consumers to draw, and no
+allocation records, so `show_dataflow` and `show_memory` change nothing;
+`show_memory=True` says so in a warning.
 """
 
 from __future__ import annotations
@@ -39,8 +53,10 @@ class ProfilerHook(SessionRunHook):
         save_steps: profile every this many steps (or `save_secs`, not both).
         save_secs: profile every this many seconds.
         output_dir: where `timeline-<step>.json` files go.
-        show_dataflow: kept for compatibility; TF2 traces have no flow arrows.
-        show_memory: kept for compatibility; TF2 traces have no memory tracks.
+        show_dataflow: accepted; changes nothing (TF2's profiler records no
+            tensor producers and consumers to draw flow arrows between).
+        show_memory: accepted; changes nothing, and True logs a warning
+            (TF2's profiler records no allocations here).
     """
 
     def __init__(
@@ -56,7 +72,14 @@ class ProfilerHook(SessionRunHook):
         self._tracing: str | None = None
         self._started = False
         self._first_step = 0
-        del show_dataflow, show_memory
+        del show_dataflow
+        if show_memory:
+            logger.warning(
+                "ProfilerHook(show_memory=True): the timelines hold no memory "
+                "tracks; TensorFlow 2's profiler records no allocations for them. "
+                "Use TensorBoard's profile tab (memory profile) on %s/plugins/profile.",
+                self._output_dir,
+            )
 
     def begin(self) -> None:
         self._started = False

@@ -287,3 +287,23 @@ def test_swap_ema_weights_in_evaluate_as_keras_evaluate(tmp_path):
     assert ours["loss"] == pytest.approx(keras_results["loss"], rel=1e-6)
     assert ours["accuracy"] == pytest.approx(keras_results["accuracy"], rel=1e-6)
     h.assert_same_arrays(h.estimator_weights(estimator), fitted.get_weights())
+
+
+def test_remote_monitor_posts_what_fit_posts(monkeypatch):
+    # RemoteMonitor posts each epoch's logs with `requests.post`; recorded
+    # here instead of sent (no network in tests).
+    import requests
+
+    posted = []
+    monkeypatch.setattr(requests, "post", lambda url, *args, **kwargs: posted.append((url, args, kwargs)))
+
+    def make(_):
+        return [keras.callbacks.RemoteMonitor(root="http://127.0.0.1:9000", send_as_json=True)]
+
+    _both(make)
+    assert len(posted) == 2
+    fit_post, our_post = posted
+    assert our_post[0] == fit_post[0] == "http://127.0.0.1:9000/publish/epoch/end/"
+    # The same keys (fit's logs, no global_step) and the same values.
+    assert our_post[2]["json"] == fit_post[2]["json"]
+    assert set(fit_post[2]["json"]) == {"epoch", "loss", "accuracy"}

@@ -19,12 +19,17 @@ X, Y = make_data()
     # for save_steps=3 over 10: never the first run, then every save_steps.
     [(4, 6, [4]), (3, 10, [3, 6, 9])],
 )
-def test_profiles_2_15s_steps_as_timeline_json(tmp_path, caplog, save_steps, steps, expected):
+@pytest.mark.parametrize("entry", ["estimator", "fit"])
+def test_profiles_2_15s_steps_as_timeline_json(tmp_path, caplog, save_steps, steps, expected, entry):
     est = ke.Estimator(mlp_model_fn, model_dir=str(tmp_path / "model"), params={})
     traces = tmp_path / "profile"
     hook = ke.ProfilerHook(save_steps=save_steps, output_dir=str(traces))
     with caplog.at_level(logging.INFO, logger="keras_estimator"):
-        est.train(input_fn(X, Y), steps=steps, hooks=[hook])
+        if entry == "estimator":
+            est.train(input_fn(X, Y), steps=steps, hooks=[hook])
+        else:  # Model.fit through HookCallback profiles the same steps
+            model = ke.model_fn_to_keras(mlp_model_fn, str(tmp_path / "model"), params={})
+            model.fit(input_fn(X, Y)(), steps_per_epoch=steps, callbacks=[ke.HookCallback([hook])])
     traced = re.findall(r"Saved a profile of step (\d+)", caplog.text)
     assert traced == [str(step) for step in expected]
     timelines = sorted(traces.glob("timeline-*.json"), key=lambda p: int(p.stem.split("-")[1]))

@@ -65,15 +65,18 @@ def _assert_same(mine: dict, theirs: dict, where: str) -> None:
                                        err_msg=f"{where} {tag}")
 
 
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("summary_op")
-    estimator = ke.Estimator(
-        fixture.make_model_fn(_Api, str(root)),
-        model_dir=str(root / "model"),
-        config=ke.RunConfig(save_summary_steps=fixture.SAVE_SUMMARY_STEPS),
-    )
-    estimator.train(fixture.input_fn, steps=fixture.STEPS)
+@pytest.fixture(scope="module", params=["estimator", "fit"])
+def trained(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The program trained by `Estimator.train`, or by `Model.fit` of `model_fn_to_keras`."""
+    root = tmp_path_factory.mktemp(f"summary_op_{request.param}")
+    model_fn = fixture.make_model_fn(_Api, str(root))
+    config = ke.RunConfig(save_summary_steps=fixture.SAVE_SUMMARY_STEPS)
+    if request.param == "estimator":
+        estimator = ke.Estimator(model_fn, model_dir=str(root / "model"), config=config)
+        estimator.train(fixture.input_fn, steps=fixture.STEPS)
+    else:
+        model = ke.model_fn_to_keras(model_fn, str(root / "model"), config)
+        model.fit(fixture.input_fn(), steps_per_epoch=fixture.STEPS)
     return root
 
 

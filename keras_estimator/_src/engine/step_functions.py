@@ -325,11 +325,18 @@ class StepFunctions:
             )
 
         compiled = tf.function(one_batch, reduce_retracing=True, autograph=False)
+        traced: dict[str, Any] = {}
 
         def function(iterator: Any) -> Any:
             if ModeKeys.PREDICT not in self._model.logs_specs:
                 self._model.build_mode(ModeKeys.PREDICT, iterator.element_spec)
-            outputs = compiled(iterator)
+            # Called through its traced function, as the fused loop is: a
+            # single-example predict() is about one such call.
+            key = self._spec_key(iterator)
+            concrete = traced.get(key)
+            if concrete is None:
+                concrete = traced[key] = compiled.get_concrete_function(iterator)
+            outputs = function_calls.call_traced(concrete, iterator)
             if not outputs.has_value():
                 raise StopIteration
             return outputs.get_value()

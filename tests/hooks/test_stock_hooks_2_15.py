@@ -2,8 +2,8 @@
 
 `tests/fixtures/make_tf215_stock_hooks_fixture.py` ran the program on 2.15:
 LoggingTensorHook (every 3 steps and at end), CheckpointSaverHook to another
-directory, StepCounterHook, NanTensorHook, GlobalStepWaiterHook and
-FinalOpsHook over 10 steps, then StopAtStepHook(last_step=7) and
+directory with a CheckpointSaverListener, StepCounterHook, NanTensorHook,
+GlobalStepWaiterHook, FinalOpsHook and InMemoryEvaluatorHook over 10 steps, then StopAtStepHook(last_step=7) and
 StopAtStepHook(num_steps=3). The same program runs here in `Estimator.train`
 and in `model_fn_to_keras(...).fit(callbacks=[HookCallback(hooks)])`; both
 must leave what 2.15 left (`tests/fixtures/tf215_stock_hooks/results.json`).
@@ -33,25 +33,32 @@ class _Api:
     NanTensorHook = ke.NanTensorHook
     GlobalStepWaiterHook = ke.GlobalStepWaiterHook
     FinalOpsHook = ke.FinalOpsHook
+    CheckpointSaverListener = ke.CheckpointSaverListener
+    InMemoryEvaluatorHook = ke.experimental.InMemoryEvaluatorHook
 
 
-def _train(entry, model_dir, hooks, steps):
-    """Trains `steps` (None: until a hook stops) in `entry`: "estimator" or "fit"."""
+def _trainer(entry, model_dir):
+    """(what InMemoryEvaluatorHook evaluates, train(hooks, steps)) for `entry`:
+    "estimator" (`Estimator.train`) or "fit" (`Model.fit` through HookCallback)."""
     model_fn = fixture.make_model_fn(_Api)
     if entry == "estimator":
-        ke.Estimator(model_fn, model_dir=str(model_dir)).train(fixture.input_fn, steps=steps, hooks=hooks)
-    else:
-        model = ke.model_fn_to_keras(model_fn, str(model_dir))
-        model.fit(fixture.input_fn(), steps_per_epoch=steps or 1000, callbacks=[ke.HookCallback(hooks)])
+        estimator = ke.Estimator(model_fn, model_dir=str(model_dir))
+        return estimator, lambda hooks, steps: estimator.train(fixture.input_fn, steps=steps, hooks=hooks)
+    model = ke.model_fn_to_keras(model_fn, str(model_dir))
+    return model, lambda hooks, steps: model.fit(
+        fixture.input_fn(), steps_per_epoch=steps or 1000, callbacks=[ke.HookCallback(hooks)]
+    )
 
 
 @pytest.mark.parametrize("entry", ["estimator", "fit"])
 def test_stock_hooks_leave_what_2_15s_left(tmp_path, entry):
-    hooks, logged, final_ops = fixture.make_hooks(_Api, str(tmp_path))
-    _train(entry, tmp_path / "model", hooks, fixture.STEPS)
-    mine = fixture.read_results(str(tmp_path), str(tmp_path / "model"), logged, final_ops)
-    # Steps, files and tags exactly; values to float32 rounding.
-    for key in ("saver_checkpoint_steps", "model_dir_checkpoint_steps", "step_counter_steps", "global_step"):
+    evaluated, train = _trainer(entry, tmp_path / "model")
+    hooks, recorded, final_ops = fixture.make_hooks(_Api, str(tmp_path), evaluated)
+    train(hooks, fixture.STEPS)
+    mine = fixture.read_results(str(tmp_path), str(tmp_path / "model"), recorded, final_ops)
+    # Steps, files, tags and listener calls exactly; values to float32 rounding.
+    for key in ("saver_checkpoint_steps", "model_dir_checkpoint_steps", "step_counter_steps",
+                "global_step", "listened"):
         assert mine[key] == _EXPECTED[key], key
     assert [sorted(row) for row in mine["logged"]] == [sorted(row) for row in _EXPECTED["logged"]]
     for got, want in zip(mine["logged"], _EXPECTED["logged"], strict=True):
@@ -60,12 +67,19 @@ def test_stock_hooks_leave_what_2_15s_left(tmp_path, entry):
     for name, want in _EXPECTED["final_ops_values"].items():
         np.testing.assert_allclose(mine["final_ops_values"][name], want, rtol=1e-5, atol=1e-6, err_msg=name)
     np.testing.assert_allclose(mine["w_sum"], _EXPECTED["w_sum"], rtol=1e-5, atol=1e-6)
+    # InMemoryEvaluatorHook: evaluations at 0, 4, 8 and 10 with 2.15's losses
+    # (written as scalar tensors here, as simple values by 2.15).
+    assert sorted(mine["evaluations"]) == sorted(_EXPECTED["evaluations"]) == ["loss"]
+    got, want = np.array(mine["evaluations"]["loss"]), np.array(_EXPECTED["evaluations"]["loss"])
+    np.testing.assert_array_equal(got[:, 0], want[:, 0])
+    np.testing.assert_allclose(got[:, 1], want[:, 1], rtol=1e-5)
 
 
 @pytest.mark.parametrize("entry", ["estimator", "fit"])
 def test_stop_at_step_hooks_stop_where_2_15s_stopped(tmp_path, entry):
     steps = []
     for hook in (ke.StopAtStepHook(last_step=7), ke.StopAtStepHook(num_steps=3)):
-        _train(entry, tmp_path / "stop", [hook], None)
+        _, train = _trainer(entry, tmp_path / "stop")
+        train([hook], None)
         steps.append(int(ke.Estimator(fixture.make_model_fn(_Api), str(tmp_path / "stop")).get_variable_value("global_step")))
     assert steps == _EXPECTED["stop_at_step"] == [7, 10]

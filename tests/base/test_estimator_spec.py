@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 import types
 
 import keras
@@ -12,6 +13,7 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from keras_estimator._src.base import estimator_spec
 from keras_estimator._src.base.estimator_spec import EstimatorSpec
 from keras_estimator._src.base.export_outputs import PredictOutput
 from keras_estimator._src.base.mode_keys import ModeKeys
@@ -109,19 +111,27 @@ def test_valid_modes(mode):
     assert spec.mode == mode
 
 
-@pytest.mark.parametrize(
-    "mode, pattern",
-    [
-        ("predict", r"got 'predict' \(type str\).*ModeKeys.PREDICT is 'infer'"),
-        ("TRAIN", r"must be ModeKeys.TRAIN \('train'\).*got 'TRAIN'"),
-        (1, r"got 1 \(type int\)"),
-    ],
-)
-def test_invalid_mode(mode, pattern):
-    with pytest.raises(ValueError, match=pattern):
-        EstimatorSpec(
+@pytest.mark.parametrize("mode", ["predict", "TRAIN", "bogus", 1])
+def test_a_mode_that_is_no_mode_key_is_built_as_2_15_built_it(
+    mode, caplog, monkeypatch
+):
+    # tf.estimator 2.15 checked no mode: EstimatorSpec('bogus', ...) built,
+    # and (tests/estimator/test_spec_forms_2_15.py) trained, evaluated and
+    # predicted. Here it is also named in a warning, once per mode.
+    monkeypatch.setattr(estimator_spec, "_WARNED_MODES", set())
+    with caplog.at_level(logging.WARNING, logger="keras_estimator"):
+        spec = EstimatorSpec(
             mode, predictions=tf.zeros([1]), loss=_loss(), train_op=_train_op()
         )
+    assert spec.mode == mode
+    assert f"EstimatorSpec mode {mode!r} is not a ModeKeys value" in caplog.text
+    assert ("ModeKeys.PREDICT is 'infer'" in caplog.text) == (mode == "predict")
+
+
+def test_a_mode_that_is_no_mode_key_gets_no_mode_checks():
+    # 2.15 required loss/train_op/predictions only of its own modes.
+    spec = EstimatorSpec("bogus")
+    assert spec.loss is None and spec.train_op is None and spec.predictions == {}
 
 
 # ---------------------------------------------------------------- required fields
@@ -203,15 +213,17 @@ def test_loss_must_be_a_tensor(loss, pattern):
         _train_spec(loss=loss)
 
 
-def test_loss_must_be_numeric():
+@pytest.mark.parametrize("dtype", ["string", "bool"])
+def test_a_train_loss_must_be_a_real_number(dtype):
+    # 2.15's error when train() summarized such a loss; ours goes on.
+    loss = tf.constant("x") if dtype == "string" else tf.constant(True)
     with pytest.raises(
-        TypeError, match=r"loss must be a numeric tensor, got .*dtype=string"
+        TypeError,
+        match=rf"^Value passed to parameter 'values' has DataType {dtype} not in "
+        r"list of allowed values: .*loss must be a real number tensor, got "
+        rf".*dtype={dtype}",
     ):
-        _train_spec(loss=tf.constant("x"))
-    with pytest.raises(
-        TypeError, match=r"loss must be a numeric tensor, got .*dtype=bool"
-    ):
-        _train_spec(loss=tf.constant(True))
+        _train_spec(loss=loss)
 
 
 def test_symbolic_keras_tensor_loss_is_rejected():
@@ -369,12 +381,6 @@ def test_predictions_mapping_becomes_dict():
             TypeError,
             r"predictions\[a\] must be Tensor \(a dense tf.Tensor\), got \[1, 2\]",
         ),
-        (
-            {1: tf.zeros([1])},
-            TypeError,
-            r"predictions keys must be strings \(or tuples of strings\), got key 1",
-        ),
-        ({("a", 2): tf.zeros([1])}, TypeError, r"predictions keys must be strings"),
         (
             np.zeros([2]),
             TypeError,
@@ -627,3 +633,11 @@ def test_replace_unknown_field():
         ValueError, match=r"EstimatorSpec has no field\(s\) \['losses'\]"
     ):
         _train_spec()._replace(losses=_loss())
+
+
+@pytest.mark.parametrize("key", [1, ("a", 2), 2.5])
+def test_prediction_keys_of_any_kind_are_kept_as_2_15_kept_them(key):
+    # 2.15 checked only the values: predict() yields such keys as given.
+    spec = EstimatorSpec(TRAIN, predictions={key: tf.zeros([1])}, loss=_loss(),
+                         train_op=_train_op())  # fmt: skip
+    assert list(spec.predictions) == [key]

@@ -117,8 +117,9 @@ def _malformed_spec(draw):
         )
     )
     if case == "mode":
-        if isinstance(junk, str) and junk in ALL_MODES:
-            junk = junk + "!"
+        # 2.15 took any mode it could compare (a spec of mode 'bogus' ran in
+        # the mode called); values compared element-wise are refused.
+        junk = draw(st.sampled_from([np.zeros(2), [1], ("train",), {"a": 1}]))
         return junk, args, "mode"
     if case == "loss":
         return mode, {**args, "loss": junk}, "loss"
@@ -126,16 +127,24 @@ def _malformed_spec(draw):
         shape = draw(st.lists(st.integers(2, 4), min_size=1, max_size=3))
         return mode, {**args, "loss": tf.zeros(shape)}, r"Loss must be scalar"
     if case == "loss_dtype":
+        # Refused for training (2.15's TypeError when train() summarized it);
+        # a bool loss evaluates, and PREDICT does not use the loss.
         loss = draw(st.sampled_from([tf.constant("x"), tf.constant(True)]))
-        return mode, {**args, "loss": loss}, r"loss must be a numeric"
+        args = _base_spec_args(ModeKeys.TRAIN)
+        return ModeKeys.TRAIN, {**args, "loss": loss}, r"loss must be a real number"
     if case == "train_op":
         return mode, {**args, "train_op": junk}, "train_op"
     if case == "predictions":
         return mode, {**args, "predictions": junk}, "predictions"
     if case == "predictions_key":
-        # Tuples of strings are keys (MultiHead's); other keys are refused.
+        # Any key is kept, as in 2.15; PREDICT's default signature, made of
+        # the predictions, needs strings (or MultiHead's tuples of strings).
         key = draw(st.one_of(st.integers(), st.tuples(st.integers())))
-        return mode, {**args, "predictions": {key: tf.zeros([2])}}, "predictions keys"
+        return (
+            ModeKeys.PREDICT,
+            {"predictions": {key: tf.zeros([2])}},
+            "Prediction output key must be a string",
+        )
     if case == "predictions_value":
         return (
             mode,

@@ -6,8 +6,10 @@ on eager tensors alike; no graph is required.
 
 Behaviour follows tf.estimator 2.15's `EstimatorSpec`, with these differences:
 
-* `mode` must be one of the `ModeKeys` values, or None as 2.15 allowed (the
-  Estimator then gives the spec the mode it called the model_fn in).
+* `mode` may be None as 2.15 allowed (the Estimator then gives the spec the
+  mode it called the model_fn in); another value than a `ModeKeys` one is
+  taken, as in 2.15, with a warning: such a spec is checked for no mode and
+  runs in the mode model_fn was called in (`check_runs_in`).
 * `train_op` may also be a `tf.Variable` or a `keras.Variable` (Keras 3
   optimizers' `apply_gradients` returns their iteration variable).
 * A `keras.metrics.Metric` in `eval_metric_ops` becomes, in a traced step
@@ -29,10 +31,12 @@ Behaviour follows tf.estimator 2.15's `EstimatorSpec`, with these differences:
 from __future__ import annotations
 
 import collections
+import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from keras_estimator._src.base.export_outputs import (
@@ -40,6 +44,8 @@ from keras_estimator._src.base.export_outputs import (
     export_outputs_for_predict,
 )
 from keras_estimator._src.base.mode_keys import ALL_MODES, ModeKeys
+
+logger = logging.getLogger("keras_estimator")
 
 _VARIABLE_TYPES = (tf.Variable, keras.Variable)
 # Under a distribution strategy, v1 optimizers return per-replica values.
@@ -65,19 +71,41 @@ def _describe(value: Any) -> str:
     return f"{text} (type {type(value).__name__})"
 
 
-def _validate_mode(mode: Any) -> str | None:
+def _validate_mode(mode: Any) -> Any:
+    """`mode` as given: 2.15 took any value, and checked only the ModeKeys ones.
+
+    A spec of a mode that is no `ModeKeys` value ('bogus', 'predict') gets no
+    mode's checks, and runs in the mode its model_fn was called in (see
+    `check_runs_in`), as in 2.15; exporting it fails, as it did there.
+    Values that compare element-wise (arrays, tensors, lists) are refused:
+    2.15 failed on them with numpy's "truth value ... is ambiguous".
+    """
     if mode is None or (isinstance(mode, str) and mode in ALL_MODES):
         return mode
-    hint = ""
-    # Only strings are compared: `in` on an array or tensor would compare
-    # element-wise and fail with an unrelated message.
-    if isinstance(mode, str) and mode in _MODE_MISSPELLINGS:
-        hint = " Note that ModeKeys.PREDICT is 'infer'."
-    raise ValueError(
-        "EstimatorSpec mode must be ModeKeys.TRAIN ('train'), ModeKeys.EVAL "
-        f"('eval') or ModeKeys.PREDICT ('infer'), got {_describe(mode)}. Pass "
-        f"the `mode` argument model_fn received.{hint}"
-    )
+    if isinstance(mode, (np.ndarray, tf.Tensor, list, tuple, dict, set)):
+        raise ValueError(
+            "EstimatorSpec mode must be ModeKeys.TRAIN ('train'), ModeKeys.EVAL "
+            f"('eval') or ModeKeys.PREDICT ('infer'), got {_describe(mode)}. Pass "
+            "the `mode` argument model_fn received."
+        )
+    key = (type(mode).__name__, repr(mode))
+    if key not in _WARNED_MODES:
+        _WARNED_MODES.add(key)
+        hint = ""
+        if isinstance(mode, str) and mode in _MODE_MISSPELLINGS:
+            hint = " Note that ModeKeys.PREDICT is 'infer'."
+        logger.warning(
+            "EstimatorSpec mode %r is not a ModeKeys value ('train', 'eval', "
+            "'infer'): the spec is not checked for any mode, runs in the mode "
+            "model_fn was called in, and cannot be exported. Pass the `mode` "
+            "argument model_fn received.%s",
+            mode,
+            hint,
+        )
+    return mode
+
+
+_WARNED_MODES: set[tuple[str, str]] = set()
 
 
 def _check_graph(value: Any, field: str) -> None:
@@ -135,11 +163,7 @@ def _validate_loss(loss: Any, mode: str) -> tf.Tensor | None:
             )
         return None
     tensor = _to_dense_tensor(loss, "loss")
-    if not tensor.dtype.is_numeric:
-        raise TypeError(
-            f"loss must be a numeric tensor, got {_describe(tensor)}. Compute the "
-            "loss as a float tensor."
-        )
+    _check_loss_dtype(tensor, mode)
     if tensor.shape.num_elements() not in (None, 1):
         raise ValueError(
             f"Loss must be scalar (shape () or [1]), got {_describe(tensor)}. "
@@ -153,6 +177,83 @@ def _validate_loss(loss: Any, mode: str) -> tf.Tensor | None:
     if not tensor.shape.is_compatible_with([]):
         tensor = tf.reshape(tensor, [])
     return tensor
+
+
+# The dtypes a scalar summary takes: 2.15's train() wrote the loss as one.
+_SUMMARY_DTYPES = (
+    "float32, float64, int32, uint8, int16, int8, int64, bfloat16, uint16, "
+    "float16, uint32, uint64"
+)
+
+
+def _check_loss_dtype(loss: tf.Tensor, mode: Any) -> None:
+    """Refuses a loss dtype the mode cannot run, as 2.15 eventually did.
+
+    2.15 checked no dtype: training with a bool, string or complex loss
+    failed in its loss summary, evaluating a string loss failed when the mean
+    cast it to float. A bool loss evaluates (its mean as a float), and in
+    PREDICT mode the loss is not used.
+    """
+    dtype = loss.dtype
+    if mode == ModeKeys.TRAIN and dtype.name not in _SUMMARY_DTYPES.split(", "):
+        raise TypeError(
+            f"Value passed to parameter 'values' has DataType {dtype.name} not in "
+            f"list of allowed values: {_SUMMARY_DTYPES}. A TRAIN EstimatorSpec's "
+            f"loss must be a real number tensor, got {_describe(loss)}: train() "
+            "logs and summarizes it. Compute the loss as a float tensor."
+        )
+    if mode == ModeKeys.EVAL and dtype == tf.string:
+        raise tf.errors.UnimplementedError(
+            None,
+            None,
+            "Graph execution error: Cast string to float is not supported: "
+            f"evaluate() averages the EVAL EstimatorSpec's loss, got "
+            f"{_describe(loss)}. Compute the loss as a float tensor.",
+        )
+
+
+def check_runs_in(spec: EstimatorSpec, mode: str) -> None:
+    """Refuses to run `spec` in `mode` what 2.15 failed on when it ran it.
+
+    For a spec of another mode than the one model_fn was called in (or of a
+    mode that is no ModeKeys value), which 2.15 ran with the fields the
+    called mode uses, unchecked. Each error starts as 2.15's did.
+    """
+    if spec.mode == mode:
+        return
+    if mode == ModeKeys.TRAIN:
+        if spec.loss is None:
+            raise ValueError(
+                "Tried to convert 'values' to a tensor and failed. Error: None "
+                f"values not supported. model_fn was called in mode 'train' and "
+                f"returned an EstimatorSpec of mode {spec.mode!r} with no loss. "
+                "Return loss=<scalar tensor> when training."
+            )
+        if spec.train_op is None:
+            raise TypeError(
+                'Argument `fetch` = None has invalid type "NoneType". Cannot be '
+                f"None: model_fn was called in mode 'train' and returned an "
+                f"EstimatorSpec of mode {spec.mode!r} with no train_op. Return "
+                "the optimizer's update op as train_op when training."
+            )
+    elif mode == ModeKeys.EVAL and spec.loss is None:
+        raise ValueError(
+            f"None values not supported: model_fn was called in mode 'eval' and "
+            f"returned an EstimatorSpec of mode {spec.mode!r} with no loss. "
+            "Return loss=<scalar tensor> when evaluating."
+        )
+    elif mode == ModeKeys.PREDICT and (
+        spec.predictions is None
+        or (isinstance(spec.predictions, Mapping) and not spec.predictions)
+    ):
+        raise TypeError(
+            "'NoneType' object cannot be interpreted as an integer: model_fn was "
+            f"called in mode 'infer' and returned an EstimatorSpec of mode "
+            f"{spec.mode!r} with no predictions. Return predictions=<tensor or "
+            "dict of tensors> when predicting."
+        )
+    if spec.loss is not None and mode != ModeKeys.PREDICT:
+        _check_loss_dtype(spec.loss, mode)
 
 
 def _scalar_at_run_time(tensor: tf.Tensor) -> tf.Tensor:
@@ -184,19 +285,13 @@ def _validate_predictions(predictions: Any, mode: str) -> Any:
         return {}
     if not isinstance(predictions, Mapping):
         return _to_dense_tensor(predictions, "predictions")
-    checked = {}
-    for key, value in predictions.items():
-        # A string, or a tuple of strings as MultiHead's (head name, key).
-        if not (
-            isinstance(key, str)
-            or (isinstance(key, tuple) and key and all(isinstance(k, str) for k in key))
-        ):
-            raise TypeError(
-                f"predictions keys must be strings (or tuples of strings), got key "
-                f"{_describe(key)}. Name each prediction with a string key."
-            )
-        checked[key] = _to_dense_tensor(value, f"predictions[{key}]")
-    return checked
+    # Keys of any kind, as 2.15 took them: predict() yields them as given; a
+    # key that is not a string fails only where a signature needs names
+    # (serving_default made of the predictions, as in 2.15).
+    return {
+        key: _to_dense_tensor(value, f"predictions[{key}]")
+        for key, value in predictions.items()
+    }
 
 
 def _validate_train_op(train_op: Any, mode: str) -> Any:

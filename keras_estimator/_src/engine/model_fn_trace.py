@@ -17,7 +17,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
-from keras_estimator._src.base.estimator_spec import EstimatorSpec
+from keras_estimator._src.base.estimator_spec import EstimatorSpec, check_runs_in
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import keras2_idioms, summaries
@@ -143,12 +143,9 @@ class ModelFnTrace:
             checkpoint = getattr(spec.scaffold, "saver", None)
             if is_object_checkpoint(checkpoint):
                 self.store.use_checkpoint(checkpoint)
-        if spec.mode != mode:
-            raise ValueError(
-                f"model_fn was called in mode {mode!r} but returned an "
-                f"EstimatorSpec for mode {spec.mode!r}. Pass the `mode` argument "
-                "through to EstimatorSpec."
-            )
+        # As in 2.15, a spec of another mode runs with the fields this mode
+        # uses; what 2.15 then failed on is refused with its error.
+        check_runs_in(spec, mode)
         return spec
 
     def _record(self, spec: EstimatorSpec, mode: str) -> None:

@@ -279,6 +279,13 @@ def _trace(
             store,
             allow_creation=allow_creation,
         )
+        if spec.mode not in _EXPORTABLE_MODES:
+            # 2.15 ran such a spec, but could not export it.
+            raise ValueError(
+                f"Invalid mode key: {spec.mode}. model_fn returned an "
+                f"EstimatorSpec of mode {spec.mode!r}, which has no signatures: "
+                "pass the `mode` argument model_fn received to EstimatorSpec."
+            )
         export_outputs = export_outputs_for_predict(
             spec.export_outputs, spec.predictions
         )
@@ -295,6 +302,10 @@ def _trace(
 
     wrapped = tf.compat.v1.wrap_function(serving_graph, signature=[])
     return wrapped, trace
+
+
+# The modes 2.15's export took a spec of: ModeKeys and Keras' 'test'/'predict'.
+_EXPORTABLE_MODES = (*ALL_MODES, "test", "predict")
 
 
 def _graph_variables(graph: Any) -> list[tf.Variable]:

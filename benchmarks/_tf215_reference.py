@@ -54,6 +54,7 @@ import tempfile
 import time
 
 import numpy as np
+from _runner import time_calls  # noqa: E402
 
 N_EXAMPLES = 4096
 N_FEATURES = 4
@@ -86,23 +87,81 @@ def make_workload_data(
     return x, y
 
 
-def _build(tf):
-    """Returns (model_fn, LossEveryStepHook class) bound to the imported tf module."""
+def classifier_model_fn(tf, api, logits_fn, learning_rate: float = LEARNING_RATE):
+    """A classifier model_fn on estimator API `api`, every benchmark's shape.
+
+    Args:
+        tf: the imported tensorflow module.
+        api: ``tf.estimator`` or ``keras_estimator``.
+        logits_fn: ``features -> logits``, built with TF1 layers.
+        learning_rate: of the v1 Adam optimizer.
+
+    PREDICT returns ``{"logits", "class_ids"}``; EVAL the loss and a
+    ``tf.compat.v1.metrics.accuracy``; TRAIN v1 Adam on the global step.
+    """
 
     def model_fn(features, labels, mode):
-        net = features["x"]
-        for units in HIDDEN_UNITS:
-            net = tf.compat.v1.layers.dense(net, units, activation=tf.nn.relu)
-        logits = tf.compat.v1.layers.dense(net, N_CLASSES)
-        if mode == tf.estimator.ModeKeys.PREDICT:
-            return tf.estimator.EstimatorSpec(
-                mode, predictions={"logits": logits, "class_ids": tf.argmax(logits, 1)}
+        logits = logits_fn(features)
+        class_ids = tf.argmax(logits, 1)
+        if mode == api.ModeKeys.PREDICT:
+            return api.EstimatorSpec(
+                mode, predictions={"logits": logits, "class_ids": class_ids}
             )
         loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
-        train_op = tf.compat.v1.train.AdamOptimizer(LEARNING_RATE).minimize(
+        if mode == api.ModeKeys.EVAL:
+            accuracy = tf.compat.v1.metrics.accuracy(labels, class_ids)
+            return api.EstimatorSpec(
+                mode, loss=loss, eval_metric_ops={"accuracy": accuracy}
+            )
+        train_op = tf.compat.v1.train.AdamOptimizer(learning_rate).minimize(
             loss, global_step=tf.compat.v1.train.get_global_step()
         )
-        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+        return api.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    return model_fn
+
+
+def workload_model_fn(tf, api, dense):
+    """The workload's MLP model_fn (`classifier_model_fn`) on estimator API `api`.
+
+    `dense` is ``tf.compat.v1.layers.dense`` or ``keras_estimator.compat.layers.dense``.
+    """
+
+    def logits_fn(features):
+        net = features["x"]
+        for units in HIDDEN_UNITS:
+            net = dense(net, units, activation=tf.nn.relu)
+        return dense(net, N_CLASSES)
+
+    return classifier_model_fn(tf, api, logits_fn)
+
+
+def workload_input_fns(tf, eval_examples: int = N_EXAMPLES):
+    """The workload's input_fns: (train, eval, single example).
+
+    train: ``Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(32)``;
+    eval: the first `eval_examples` examples, batches of 32, once;
+    single example: ``{"x": x[:1]}`` in one batch of 1.
+    """
+    x, y = make_workload_data()
+
+    def train_input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(BATCH_SIZE)
+
+    def eval_input_fn():
+        return tf.data.Dataset.from_tensor_slices(
+            ({"x": x[:eval_examples]}, y[:eval_examples])
+        ).batch(BATCH_SIZE)
+
+    def single_example_input_fn():
+        return tf.data.Dataset.from_tensor_slices({"x": x[:1]}).batch(1)
+
+    return train_input_fn, eval_input_fn, single_example_input_fn
+
+
+def _build(tf):
+    """Returns (model_fn, LossEveryStepHook class) bound to the imported tf module."""
+    model_fn = workload_model_fn(tf, tf.estimator, tf.compat.v1.layers.dense)
 
     class LossEveryStepHook(tf.estimator.SessionRunHook):
         """Fetches the training loss on every step (a typical user hook)."""
@@ -160,15 +219,7 @@ def run_benchmark(train_steps: int, predict_calls: int, hook_every_step: bool) -
 
     tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
     model_fn, LossEveryStepHook = _build(tf)
-    x, y = make_workload_data()
-
-    def train_input_fn():
-        return (
-            tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(BATCH_SIZE)
-        )
-
-    def single_example_input_fn():
-        return tf.data.Dataset.from_tensor_slices({"x": x[:1]}).batch(1)
+    train_input_fn, _, single_example_input_fn = workload_input_fns(tf)
 
     result: dict = {
         "impl": "tf.estimator",
@@ -246,11 +297,7 @@ def run_benchmark(train_steps: int, predict_calls: int, hook_every_step: bool) -
         result["predict_first_call_ms"] = (time.perf_counter() - t0) * 1e3
         if first["logits"].shape != (N_CLASSES,):
             raise RuntimeError(f"unexpected prediction {first}")
-        times_ms = []
-        for _ in range(predict_calls):
-            t0 = time.perf_counter()
-            next(est.predict(single_example_input_fn))
-            times_ms.append((time.perf_counter() - t0) * 1e3)
+        times_ms = time_calls(lambda: next(est.predict(single_example_input_fn)), predict_calls)
         result["predict_call_ms"] = statistics.fmean(times_ms)
         result["predict_call_ms_median"] = statistics.median(times_ms)
         print(

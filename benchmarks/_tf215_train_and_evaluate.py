@@ -59,13 +59,7 @@ _HERE = Path(__file__).resolve().parent
 if str(_HERE) not in sys.path:
     sys.path.insert(0, str(_HERE))
 
-from _tf215_reference import (  # noqa: E402
-    BATCH_SIZE,
-    HIDDEN_UNITS,
-    LEARNING_RATE,
-    N_CLASSES,
-    make_workload_data,
-)
+from _tf215_reference import workload_input_fns, workload_model_fn  # noqa: E402
 
 EVAL_EVERY_STEPS = 1000
 EVAL_STEPS = 100
@@ -75,29 +69,7 @@ DEFAULT_TRAIN_STEPS = 10_000
 def _build(tf: Any, api: Any, dense: Any) -> tuple[Any, Any]:
     """Returns (model_fn, eval timing hook class) for `api`."""
 
-    def model_fn(features, labels, mode):
-        net = features["x"]
-        for units in HIDDEN_UNITS:
-            net = dense(net, units, activation=tf.nn.relu)
-        logits = dense(net, N_CLASSES)
-        class_ids = tf.argmax(logits, 1)
-        if mode == api.ModeKeys.PREDICT:
-            return api.EstimatorSpec(
-                mode, predictions={"logits": logits, "class_ids": class_ids}
-            )
-        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
-        if mode == api.ModeKeys.EVAL:
-            return api.EstimatorSpec(
-                mode,
-                loss=loss,
-                eval_metric_ops={
-                    "accuracy": tf.compat.v1.metrics.accuracy(labels, class_ids)
-                },
-            )
-        train_op = tf.compat.v1.train.AdamOptimizer(LEARNING_RATE).minimize(
-            loss, global_step=tf.compat.v1.train.get_global_step()
-        )
-        return api.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    model_fn = workload_model_fn(tf, api, dense)
 
     class EvalStepsTimer(api.SessionRunHook):
         """Times the span from the first eval run's start to the last one's end."""
@@ -163,13 +135,7 @@ def run_train_and_evaluate(tf: Any, api: Any, dense: Any, train_steps: int) -> d
         train_steps: `TrainSpec.max_steps`.
     """
     model_fn, EvalStepsTimer = _build(tf, api, dense)
-    x, y = make_workload_data()
-
-    def train_input_fn():
-        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(BATCH_SIZE)
-
-    def eval_input_fn():
-        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(BATCH_SIZE)
+    train_input_fn, eval_input_fn, _ = workload_input_fns(tf)
 
     with tempfile.TemporaryDirectory(prefix="bench_tae_") as model_dir:
         config = api.RunConfig(model_dir=model_dir, save_checkpoints_steps=EVAL_EVERY_STEPS)

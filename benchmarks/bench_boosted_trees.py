@@ -44,6 +44,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+from _runner import alternating_rounds, run_json  # noqa: E402
 
 TREES = {"n_trees": 100, "max_depth": 6, "learning_rate": 0.1}
 
@@ -163,15 +164,13 @@ def served_difference(est, features, n_train, columns) -> float:
 
 
 def _run(python: str, ours: bool) -> dict:
-    command = [python, __file__, "--worker"] + (["--ours"] if ours else [])
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(HERE.parent)}
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not lines:
-        raise RuntimeError(
-            f"{'ours' if ours else '2.8'} worker failed:\n{done.stderr[-3000:]}"
-        )
-    return json.loads(lines[-1][len("RESULT ") :])
+    return run_json(
+        [python, __file__, "--worker"] + (["--ours"] if ours else []),
+        "ours" if ours else "2.8",
+        marker="RESULT ",
+        quiet=True,
+        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(HERE.parent)},
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,13 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     import _ref_venv_28
 
     reference = _ref_venv_28.ensure_reference_python()
-    rounds = []
-    for index in range(args.rounds):
-        order = [False, True] if index % 2 == 0 else [True, False]
-        results = {
-            ours: _run(sys.executable if ours else reference, ours) for ours in order
-        }
-        rounds.append({"ours": results[True], "reference": results[False]})
+    rounds = alternating_rounds(
+        args.rounds,
+        ("reference", "ours"),
+        lambda side: _run(sys.executable if side == "ours" else reference, side == "ours"),
+    )
 
     print(f"{TREES}, medians of {args.rounds} rounds\n")
     print(

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent))
+from _runner import run_worker  # noqa: E402
 
 WARMUP_STEPS = 30
 MODELS = {
@@ -44,28 +43,35 @@ MODELS = {
     "wide_mlp": {"shape": (512,), "batch": 128},
 }
 SIDES = ("reference", "ours", "keras_fit")
-LAUNCHER = (
-    "import keras_estimator, runpy, sys; keras_estimator.install(); "
-    "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
-)
+
+def model_data(name: str):
+    """Model `name`'s fixed random data: (x, y) NumPy arrays of 2048 examples."""
+    import numpy as np
+
+    rng = np.random.RandomState(0)
+    x = rng.normal(size=(2048, *MODELS[name]["shape"])).astype(np.float32)
+    y = rng.randint(0, 10, size=2048).astype(np.int64)
+    return x, y
 
 
 def _dataset(tf, name: str):
-    import numpy as np
-
-    spec = MODELS[name]
-    rng = np.random.RandomState(0)
-    x = rng.normal(size=(2048, *spec["shape"])).astype(np.float32)
-    y = rng.randint(0, 10, size=2048).astype(np.int64)
-    return tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(spec["batch"])
+    return tf.data.Dataset.from_tensor_slices(model_data(name)).repeat().batch(
+        MODELS[name]["batch"]
+    )
 
 
-def _model_fn(name: str):
-    import tensorflow as tf
+def model_fn_for(name: str, tf, api, layers):
+    """Model `name`'s model_fn on estimator API `api`, built with TF1 `layers`.
 
-    layers = tf.compat.v1.layers
+    Args:
+        name: a key of `MODELS`.
+        tf: the imported tensorflow module.
+        api: ``tf.estimator`` or ``keras_estimator``.
+        layers: ``tf.compat.v1.layers`` or ``keras_estimator.compat.layers``.
+    """
+    from _tf215_reference import classifier_model_fn
 
-    def model_fn(features, labels, mode):
+    def logits_fn(features):
         net = features
         if name == "cnn":
             net = layers.conv2d(net, 32, 3, padding="same", activation=tf.nn.relu)
@@ -77,20 +83,16 @@ def _model_fn(name: str):
         else:
             net = layers.dense(net, 1024, activation=tf.nn.relu)
             net = layers.dense(net, 1024, activation=tf.nn.relu)
-        logits = layers.dense(net, 10)
-        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
-        train_op = tf.compat.v1.train.AdamOptimizer(1e-3).minimize(
-            loss, global_step=tf.compat.v1.train.get_global_step()
-        )
-        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+        return layers.dense(net, 10)
 
-    return model_fn
+    return classifier_model_fn(tf, api, logits_fn, 1e-3)
 
 
 def _estimator_rate(name: str, train_steps: int) -> float:
     import tensorflow as tf
 
-    estimator = tf.estimator.Estimator(_model_fn(name), tempfile.mkdtemp())
+    model_fn = model_fn_for(name, tf, tf.estimator, tf.compat.v1.layers)
+    estimator = tf.estimator.Estimator(model_fn, tempfile.mkdtemp())
     estimator.train(lambda: _dataset(tf, name), steps=WARMUP_STEPS)
     start = time.perf_counter()
     estimator.train(lambda: _dataset(tf, name), steps=train_steps)
@@ -133,16 +135,8 @@ def worker(side: str, train_steps: int) -> dict:
 
 
 def _run(python: str, side: str, train_steps: int) -> dict:
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
-    script = [str(HERE), "--worker", side, "--train-steps", str(train_steps)]
-    command = [python, "-c", LAUNCHER, *script] if side == "ours" else [python, *script]
-    completed = subprocess.run(
-        command, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800, check=False
-    )
-    for line in completed.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT ") :])
-    raise RuntimeError(f"{side} run failed:\n" + completed.stderr[-3000:])
+    script = [HERE, "--worker", side, "--train-steps", train_steps]
+    return run_worker(python, script, side == "ours")
 
 
 def main(argv: list[str] | None = None) -> int:

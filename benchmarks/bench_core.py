@@ -72,7 +72,6 @@ import logging
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -87,13 +86,15 @@ if str(_HERE) not in sys.path:
     sys.path.insert(0, str(_HERE))
 
 from _ref_venv import ensure_reference_python  # noqa: E402
+from _runner import make_log, run_json, time_calls  # noqa: E402
 from _tf215_reference import (  # noqa: E402
     BATCH_SIZE,
     HIDDEN_UNITS,
     LEARNING_RATE,
     N_CLASSES,
     WARMUP_STEPS,
-    make_workload_data,
+    workload_input_fns,
+    workload_model_fn,
 )
 
 REFERENCE_SCRIPT = _HERE / "_tf215_reference.py"
@@ -102,8 +103,7 @@ FUSED_WARMUP_STEPS = 10
 FIT_PAIRS = 6
 
 
-def _log(message: str) -> None:
-    print(f"[bench_core] {message}", file=sys.stderr, flush=True)
+_log = make_log("bench_core")
 
 
 # ---- tf.estimator 2.15 (subprocess) -----------------------------------------
@@ -119,22 +119,9 @@ def run_reference(train_steps: int, predict_calls: int) -> dict[str, Any]:
         str(predict_calls),
         "--hook-every-step",
     ]
-    _log("running tf.estimator 2.15 reference: " + " ".join(cmd))
-    env = dict(os.environ)
-    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        cmd, stdout=subprocess.PIPE, stderr=sys.stderr, text=True, env=env, check=False
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(
-            f"reference benchmark failed (exit status {proc.returncode}): {' '.join(cmd)}"
-        )
-    lines = [line for line in proc.stdout.splitlines() if line.strip()]
-    if not lines:
-        raise RuntimeError("reference benchmark printed no JSON line")
-    result = json.loads(lines[-1])
-    result["subprocess_wall_s"] = time.perf_counter() - t0
+    started = time.perf_counter()
+    result = run_json(cmd, "the tf.estimator 2.15 reference", _log)
+    result["subprocess_wall_s"] = time.perf_counter() - started
     return result
 
 
@@ -150,20 +137,6 @@ class _StepRateCapture(logging.Handler):
         message = record.getMessage()
         if message.startswith("global_step/sec: "):
             self.values.append(float(message.split(": ", 1)[1]))
-
-
-def _datasets(tf: Any) -> tuple[Any, Any]:
-    x, y = make_workload_data()
-
-    def train_input_fn():
-        return (
-            tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(BATCH_SIZE)
-        )
-
-    def single_example_input_fn():
-        return tf.data.Dataset.from_tensor_slices({"x": x[:1]}).batch(1)
-
-    return train_input_fn, single_example_input_fn
 
 
 @contextlib.contextmanager
@@ -198,22 +171,8 @@ def bench_keras_estimator(train_steps: int, predict_calls: int) -> dict[str, Any
 
     import keras_estimator
 
-    def model_fn(features, labels, mode):
-        net = features["x"]
-        for units in HIDDEN_UNITS:
-            net = keras_estimator.compat.layers.dense(net, units, activation=tf.nn.relu)
-        logits = keras_estimator.compat.layers.dense(net, N_CLASSES)
-        if mode == keras_estimator.ModeKeys.PREDICT:
-            return keras_estimator.EstimatorSpec(
-                mode, predictions={"logits": logits, "class_ids": tf.argmax(logits, 1)}
-            )
-        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
-        train_op = tf.compat.v1.train.AdamOptimizer(LEARNING_RATE).minimize(
-            loss, global_step=tf.compat.v1.train.get_global_step()
-        )
-        return keras_estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
-
-    train_input_fn, single_example_input_fn = _datasets(tf)
+    model_fn = workload_model_fn(tf, keras_estimator, keras_estimator.compat.layers.dense)
+    train_input_fn, _, single_example_input_fn = workload_input_fns(tf)
     result: dict[str, Any] = {}
 
     with tempfile.TemporaryDirectory(prefix="ke_bench_") as model_dir:
@@ -255,11 +214,7 @@ def bench_keras_estimator(train_steps: int, predict_calls: int) -> dict[str, Any
         result["predict_first_call_ms"] = (time.perf_counter() - t0) * 1e3
         if tuple(first["logits"].shape) != (N_CLASSES,):
             raise RuntimeError(f"unexpected prediction {first}")
-        times_ms = []
-        for _ in range(predict_calls):
-            t0 = time.perf_counter()
-            next(est.predict(single_example_input_fn))
-            times_ms.append((time.perf_counter() - t0) * 1e3)
+        times_ms = time_calls(lambda: next(est.predict(single_example_input_fn)), predict_calls)
         result["predict_call_ms"] = statistics.fmean(times_ms)
         result["predict_call_ms_median"] = statistics.median(times_ms)
         _log(f"keras_estimator predict: {result['predict_call_ms']:.2f} ms/call")
@@ -474,7 +429,7 @@ def bench_keras_fit(train_steps: int) -> dict[str, Any]:
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)
-    train_input_fn, _ = _datasets(tf)
+    train_input_fn, _, _ = workload_input_fns(tf)
     dataset = train_input_fn()
     model = _keras_model(keras)
     model.compile(
@@ -506,7 +461,7 @@ def bench_fused(train_steps: int) -> dict[str, Any]:
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)
-    train_input_fn, _ = _datasets(tf)
+    train_input_fn, _, _ = workload_input_fns(tf)
     model = _keras_model(keras)
     optimizer = keras.optimizers.Adam(LEARNING_RATE)
     optimizer.build(model.trainable_variables)

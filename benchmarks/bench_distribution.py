@@ -36,27 +36,9 @@ if str(_HERE) not in sys.path:
 
 from _tf215_reference import (  # noqa: E402
     BATCH_SIZE,
-    HIDDEN_UNITS,
-    LEARNING_RATE,
-    N_CLASSES,
     make_workload_data,
+    workload_model_fn,
 )
-
-
-def _model_fn(features: Any, labels: Any, mode: str) -> Any:
-    import tensorflow as tf
-
-    import keras_estimator
-
-    net = features["x"]
-    for units in HIDDEN_UNITS:
-        net = keras_estimator.compat.layers.dense(net, units, activation=tf.nn.relu)
-    logits = keras_estimator.compat.layers.dense(net, N_CLASSES)
-    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
-    train_op = tf.compat.v1.train.AdamOptimizer(LEARNING_RATE).minimize(
-        loss, global_step=tf.compat.v1.train.get_global_step()
-    )
-    return keras_estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
 def _estimator(strategy: Any, batch_size: int) -> tuple[Any, Any]:
@@ -70,7 +52,8 @@ def _estimator(strategy: Any, batch_size: int) -> tuple[Any, Any]:
         return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(batch_size)
 
     config = keras_estimator.RunConfig(tf_random_seed=0, train_distribute=strategy)
-    estimator = keras_estimator.Estimator(_model_fn, tempfile.mkdtemp(), config)
+    model_fn = workload_model_fn(tf, keras_estimator, keras_estimator.compat.layers.dense)
+    estimator = keras_estimator.Estimator(model_fn, tempfile.mkdtemp(), config)
     return estimator, input_fn
 
 

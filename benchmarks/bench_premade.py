@@ -40,9 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,15 +49,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent))
+from _runner import worker_rounds  # noqa: E402
 
 IRIS = REPO / "keras_estimator" / "data" / "iris.csv"
 DATA = HERE.parent / "data"  # scikit-learn's copies of the UCI sets (BSD-3-Clause)
 WARMUP_STEPS = 200
-LAUNCHER = (
-    "import keras_estimator, runpy, sys; keras_estimator.install(); "
-    "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
-)
-
 
 def worker(train_steps: int) -> dict:
     """Runs in either implementation; `tf.estimator` is whichever is installed."""
@@ -251,22 +245,6 @@ def worker(train_steps: int) -> dict:
     return results
 
 
-def _run(python: str, ours: bool, train_steps: int) -> dict:
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
-    script = [str(HERE), "--worker", "--train-steps", str(train_steps)]
-    command = [python, "-c", LAUNCHER, *script] if ours else [python, *script]
-    completed = subprocess.run(
-        command, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800, check=False
-    )
-    for line in completed.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT ") :])
-    raise RuntimeError(
-        f"{'keras_estimator' if ours else 'tf.estimator 2.15'} run failed:\n"
-        + completed.stderr[-3000:]
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train-steps", type=int, default=3000)
@@ -277,15 +255,10 @@ def main(argv: list[str] | None = None) -> int:
         print("RESULT " + json.dumps(worker(args.train_steps)))
         return 0
 
-    import _ref_venv
-
-    reference = _ref_venv.ensure_reference_python()
-    rounds = []
-    for index in range(args.rounds):
-        order = [False, True] if index % 2 == 0 else [True, False]
-        results = {ours: _run(sys.executable if ours else reference, ours, args.train_steps)
-                   for ours in order}
-        rounds.append({"ours": results[True], "reference": results[False]})
+    rounds = worker_rounds(
+        args.rounds,
+        [HERE, "--worker", "--train-steps", args.train_steps],
+    )
 
     print(f"{args.train_steps} train steps after {WARMUP_STEPS}; medians of {args.rounds} rounds")
     print(f"{'estimator':<38} {'2.15 steps/s':>13} {'ours steps/s':>13} {'ratio':>16}   metric")

@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -42,6 +41,7 @@ if str(_HERE) not in sys.path:
     sys.path.insert(0, str(_HERE))
 
 from _ref_venv import ensure_reference_python  # noqa: E402
+from _runner import make_log, run_json  # noqa: E402
 from _tf215_train_and_evaluate import (  # noqa: E402
     DEFAULT_TRAIN_STEPS,
     EVAL_EVERY_STEPS,
@@ -51,25 +51,14 @@ from _tf215_train_and_evaluate import (  # noqa: E402
 REFERENCE_SCRIPT = _HERE / "_tf215_train_and_evaluate.py"
 
 
-def _log(message: str) -> None:
-    print(f"[bench_train_and_evaluate] {message}", file=sys.stderr, flush=True)
+_log = make_log("bench_train_and_evaluate")
 
 
 def run_reference(train_steps: int) -> dict[str, Any]:
     """Runs the tf.estimator 2.15 side in the reference interpreter."""
     python = ensure_reference_python()
     cmd = [python, str(REFERENCE_SCRIPT), "--train-steps", str(train_steps)]
-    _log("running tf.estimator 2.15 reference: " + " ".join(cmd))
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    proc = subprocess.run(
-        cmd, stdout=subprocess.PIPE, stderr=sys.stderr, text=True, env=env, check=False
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"reference run failed (exit status {proc.returncode})")
-    lines = [line for line in proc.stdout.splitlines() if line.strip()]
-    if not lines:
-        raise RuntimeError("reference run printed no JSON line")
-    return json.loads(lines[-1])
+    return run_json(cmd, "the tf.estimator 2.15 reference", _log)
 
 
 def run_keras_estimator(train_steps: int) -> dict[str, Any]:

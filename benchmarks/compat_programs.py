@@ -37,6 +37,7 @@ PROGRAMS = REPO / "tests" / "programs"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _ref_venv  # noqa: E402
+from _runner import ZERO_CHANGE_LAUNCHER  # noqa: E402
 
 TIMEOUT_S = 300
 ABS_TOLERANCE = 0.05
@@ -60,16 +61,12 @@ DEVIATIONS = {
     # (CheckpointSaverHook's save_graph_def is accepted and ignored).
     "migrate_checkpoint_saver.py": {"model_dir_listing"},
 }
-LAUNCHER = (
-    "import keras_estimator, runpy, sys; keras_estimator.install(); "
-    "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
-)
 
 
 def run(python: str, program: Path, ours: bool) -> tuple[dict | None, str, float]:
     """Runs one program; returns (RESULT dict or None, error line, seconds)."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
-    command = [python, "-c", LAUNCHER, str(program)] if ours else [python, str(program)]
+    command = [python, "-c", ZERO_CHANGE_LAUNCHER, str(program)] if ours else [python, str(program)]
     start = time.perf_counter()
     try:
         completed = subprocess.run(

@@ -35,9 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,14 +44,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent))
+from _runner import worker_rounds  # noqa: E402
 
 IRIS = REPO / "keras_estimator" / "data" / "iris.csv"
 DATA = HERE.parent / "data"  # scikit-learn's copies of the UCI sets (BSD-3-Clause)
-LAUNCHER = (
-    "import keras_estimator, runpy, sys; keras_estimator.install(); "
-    "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
-)
-
 
 def _classes(tf):
     """KMeans and LinearSDCA as the installed `tf.estimator` spells them.
@@ -199,35 +193,6 @@ def worker(train_steps: int, warmup_steps: int) -> dict:
     return results
 
 
-def _run(python: str, ours: bool, train_steps: int, warmup_steps: int) -> dict:
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
-    script = [
-        str(HERE),
-        "--worker",
-        "--train-steps",
-        str(train_steps),
-        "--warmup-steps",
-        str(warmup_steps),
-    ]
-    command = [python, "-c", LAUNCHER, *script] if ours else [python, *script]
-    completed = subprocess.run(
-        command,
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
-    for line in completed.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT ") :])
-    raise RuntimeError(
-        f"{'keras_estimator' if ours else 'tf.estimator 2.15'} run failed:\n"
-        + completed.stderr[-3000:]
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train-steps", type=int, default=1000)
@@ -239,22 +204,10 @@ def main(argv: list[str] | None = None) -> int:
         print("RESULT " + json.dumps(worker(args.train_steps, args.warmup_steps)))
         return 0
 
-    import _ref_venv
-
-    reference = _ref_venv.ensure_reference_python()
-    rounds = []
-    for index in range(args.rounds):
-        order = [False, True] if index % 2 == 0 else [True, False]
-        results = {
-            ours: _run(
-                sys.executable if ours else reference,
-                ours,
-                args.train_steps,
-                args.warmup_steps,
-            )
-            for ours in order
-        }
-        rounds.append({"ours": results[True], "reference": results[False]})
+    rounds = worker_rounds(
+        args.rounds,
+        [HERE, "--worker", "--train-steps", args.train_steps, "--warmup-steps", args.warmup_steps],
+    )
 
     print(
         f"{args.train_steps} train steps after {args.warmup_steps}; "

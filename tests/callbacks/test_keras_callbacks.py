@@ -307,3 +307,25 @@ def test_remote_monitor_posts_what_fit_posts(monkeypatch):
     # The same keys (fit's logs, no global_step) and the same values.
     assert our_post[2]["json"] == fit_post[2]["json"]
     assert set(fit_post[2]["json"]) == {"epoch", "loss", "accuracy"}
+
+
+def test_lambda_callback_gets_fits_calls_and_logs():
+    def make(_):
+        seen = []
+
+        def record(name):
+            def call(*args, logs=None):
+                seen.append((name, *args, dict(logs) if logs is not None else None))
+
+            return call
+
+        methods = ["on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end",
+                   "on_train_batch_begin", "on_train_batch_end"]
+        callback = keras.callbacks.LambdaCallback(**{m: record(m) for m in methods})
+        callback.seen = seen
+        return [callback]
+
+    (theirs, _), (ours, _) = _both(make)
+    # Every call in fit's order, with fit's logs (keys and values).
+    assert ours[0].seen == theirs[0].seen
+    assert len(ours[0].seen) == 2 + 2 + 2 * STEPS

@@ -326,6 +326,12 @@ class OptimizerView:
         self._global_step = global_step
         self.name = type(optimizer).__name__
         self.use_ema = bool(getattr(optimizer, "use_ema", False))
+        # Its variables exist once the model_fn ran (what Keras callbacks
+        # that restore an optimizer, BackupAndRestore, check first).
+        self.built = True
+
+    def build(self, variables: Any) -> None:
+        """Nothing to build: the model_fn's optimizer made its variables."""
 
     def _rate(self) -> Any:
         return optimizer_state.learning_rate(self._optimizer)

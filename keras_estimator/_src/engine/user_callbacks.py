@@ -114,9 +114,16 @@ class UserCallbacks(keras.callbacks.Callback):
 
     # ---- forwarding ------------------------------------------------------------------
     def _forward(self, method: str, *args: Any) -> None:
+        # As Keras' CallbackList calls them: batch methods get `logs` by
+        # keyword, the others by position (a LambdaCallback's functions see
+        # the difference).
+        keyword = "_batch_" in method
         with self._step_lookups():
             for callback in self.callbacks:
-                getattr(callback, method)(*args)
+                if keyword:
+                    getattr(callback, method)(*args[:-1], logs=args[-1])
+                else:
+                    getattr(callback, method)(*args)
         self._pass_stop()
 
     def _step_lookups(self) -> Any:

@@ -286,3 +286,23 @@ def test_model_fn_early_stopping_across_train_calls_is_fit_called_again(tmp_path
     assert (in_trains.stopped_epoch, in_trains.wait) == (in_fits.stopped_epoch, in_fits.wait) == (0, 0)
     assert estimator.get_variable_value("global_step") == steps * calls
     np.testing.assert_allclose(estimator.get_variable_value("w"), fitted.get_weights()[0], rtol=1e-6, atol=1e-7)
+
+
+def test_model_fn_terminate_on_nan_stops_after_fits_batch(tmp_path):
+    """The third batch holds a NaN feature: in fit and in the model_fn
+    Estimator, TerminateOnNaN stops after that batch (batch 2), gracefully,
+    and the Estimator's final checkpoint is at the step it stopped."""
+    x = h.X.copy()
+    x[2 * h.BATCH] = np.nan
+
+    def nan_dataset():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, h.Y)).batch(h.BATCH).repeat()
+
+    fitted, fit_losses, our_losses = _keras_twin(), _Losses(), _Losses()
+    fitted.fit(nan_dataset(), steps_per_epoch=STEPS + 2, epochs=1, verbose=0, shuffle=False,
+               callbacks=[keras.callbacks.TerminateOnNaN(), fit_losses])
+    estimator = ke.Estimator(_model_fn, model_dir=str(tmp_path / "model"))
+    estimator.train(nan_dataset, steps=STEPS + 2, callbacks=[keras.callbacks.TerminateOnNaN(), our_losses])
+    assert our_losses.batches == fit_losses.batches == [0, 1, 2]
+    assert np.isnan(our_losses.losses[-1]) and np.isnan(fit_losses.losses[-1])
+    assert estimator.latest_checkpoint().endswith("model.ckpt-3")

@@ -83,3 +83,17 @@ def test_stop_at_step_hooks_stop_where_2_15s_stopped(tmp_path, entry):
         train([hook], None)
         steps.append(int(ke.Estimator(fixture.make_model_fn(_Api), str(tmp_path / "stop")).get_variable_value("global_step")))
     assert steps == _EXPECTED["stop_at_step"] == [7, 10]
+
+
+@pytest.mark.parametrize("entry", ["estimator", "fit"])
+@pytest.mark.parametrize("name", sorted(fixture.STOP_HOOKS))
+def test_early_stopping_hooks_stop_where_2_15s_stopped(tmp_path, entry, name):
+    # Evaluations at steps 1, 3, 5, 8 (losses 0.5, 0.4, 0.6, 2.0) already in
+    # eval/; the hook checks every 4 steps over train(steps=30). 2.15 stopped
+    # after step 1 (higher than 1.0; no decrease in 2; no increase in 2: the
+    # step-3 evaluation is 2 steps after the best, step 1) or ran all 30.
+    fixture.write_eval_losses(str(tmp_path / "stop" / "eval"))
+    evaluated, train = _trainer(entry, tmp_path / "stop")
+    train([fixture.make_stop_hook(ke.experimental, name, evaluated)], 30)
+    step = int(ke.Estimator(fixture.make_model_fn(_Api), str(tmp_path / "stop")).get_variable_value("global_step"))
+    assert step == _EXPECTED["early_stopping"][name]

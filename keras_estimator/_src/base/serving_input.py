@@ -45,9 +45,10 @@ _PARSING_SPEC_TYPES = (
 def _check_tensor(tensor: Any, name: Any, field_name: str) -> None:
     if isinstance(tensor, _TENSOR_TYPES):
         return
-    where = f" {name!r}" if name is not None else ""
+    # 2.15's first phrase names the key unquoted ("feature x must be a ...").
+    where = f" {name}" if name is not None else ""
     raise ValueError(
-        f"{field_name}{where} must be a Tensor, SparseTensor, or RaggedTensor; got "
+        f"{field_name}{where} must be a Tensor, SparseTensor, or RaggedTensor. Got "
         f"{describe(tensor)}. In a serving_input_receiver_fn, create inputs with "
         "tf.compat.v1.placeholder(...) and compute features from them with "
         "TensorFlow ops."

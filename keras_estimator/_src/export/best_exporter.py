@@ -139,7 +139,9 @@ class BestExporter(_SavedModelExporter):
                 f"None, got {event_file_pattern!r}."
             )
         self._event_file_pattern = event_file_pattern
-        self._exports_to_keep = check_exports_to_keep(exports_to_keep)
+        self._exports_to_keep = check_exports_to_keep(
+            exports_to_keep, first_phrase="must be positive number, got"
+        )
         self._evaluation_name: str | None = None
         self._loaded_model_dir: str | None = None
         self._best_eval_result: dict[str, Any] | None = None

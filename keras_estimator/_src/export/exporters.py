@@ -145,7 +145,14 @@ def _check_assets_extra(assets_extra: Any) -> dict[str, str] | None:
     return assets_extra
 
 
-def check_exports_to_keep(exports_to_keep: Any) -> int | None:
+def check_exports_to_keep(
+    exports_to_keep: Any, first_phrase: str = "must be a positive number. Got"
+) -> int | None:
+    """`exports_to_keep` as an int, or None; the error starts with 2.15's phrase.
+
+    2.15's LatestExporter said "must be a positive number. Got <n>", its
+    BestExporter "must be positive number".
+    """
     if exports_to_keep is None:
         return None
     if (
@@ -154,8 +161,9 @@ def check_exports_to_keep(exports_to_keep: Any) -> int | None:
         or exports_to_keep <= 0
     ):
         raise ValueError(
-            f"`exports_to_keep`, if provided, must be a positive int, got "
-            f"{exports_to_keep!r}. Pass None to keep every export."
+            f"`exports_to_keep`, if provided, {first_phrase} "
+            f"{exports_to_keep!r}: pass a positive int, or None to keep every "
+            "export."
         )
     return int(exports_to_keep)
 

@@ -163,3 +163,31 @@ def test_spec_scaffold_summary_op_is_what_model_dir_holds(tmp_path: Path) -> Non
     np.testing.assert_array_equal(steps_and_values[:, 0], [1, 4, 7])
     # w before each of those steps' updates: 1 + 2 * 0.8 ** (step - 1).
     np.testing.assert_allclose(steps_and_values[:, 1], 1 + 2 * 0.8 ** np.array([0, 3, 6]), rtol=1e-5)
+
+
+def test_tf2_summaries_reach_every_directory_due(tmp_path: Path) -> None:
+    # A tf.summary call in model_fn, a Scaffold hook saving every step to
+    # "every_step" and model_dir's every 2 steps: each directory gets the
+    # value at its own steps, those both are due at (1, 3) included.
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", initializer=3.0)
+        loss = tf.square(w - 1.0) + 0.0 * tf.reduce_sum(features["x"])
+        tf.summary.scalar("w_tf2", w)
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step()
+        )
+        hook = ke.SummarySaverHook(save_steps=1, output_dir=str(tmp_path / "every_step"),
+                                   scaffold=tf.compat.v1.train.Scaffold())
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op, training_hooks=[hook])
+
+    estimator = ke.Estimator(model_fn, model_dir=str(tmp_path / "model"),
+                             config=ke.RunConfig(save_summary_steps=2))
+    estimator.train(fixture.input_fn, steps=4)
+    every_step = _read(tmp_path / "every_step")["scalars"]["w_tf2"]
+    in_model_dir = _read(tmp_path / "model")["scalars"]["w_tf2"]
+    # w before each step: 3.0, then 3 - 0.1 * 4 = 2.6, then 2.6 - 0.1 * 3.2 = 2.28, ...
+    assert [step for step, _ in every_step] == [1, 2, 3, 4]
+    assert [step for step, _ in in_model_dir] == [1, 3]
+    values = dict(every_step)
+    np.testing.assert_allclose([value for _, value in in_model_dir], [values[1], values[3]], rtol=1e-6)
+    np.testing.assert_allclose([value for _, value in every_step][:2], [3.0, 2.6], rtol=1e-6)

@@ -22,7 +22,9 @@ rounds and last in odd ones (``_runner.alternating_rounds``):
   (batch 1), a fresh generator each call. One untimed call, then
   ``--predict-calls`` timed calls.
 
-Each side reports the median ms per call of its timed calls; the ratios
+Each side reports the median ms per call of its timed calls, in wall time
+and in CPU time (``time.process_time``: all the process's threads, which
+other jobs on a shared machine move far less than wall time); the ratios
 (theirs / ours, higher is better for keras_estimator; cold start: ours /
 theirs, lower is better) are taken within each round, and the report gives
 their median with the lowest and highest round::
@@ -66,6 +68,7 @@ EVAL_BATCHES = 20
 # slowly on 2.15 and need no more to evaluate and predict.
 TRAIN_STEPS = {"mlp": 200, "cnn": 10, "wide_mlp": 10}
 TIMED = ("cold_start_ms", "evaluate_call_ms", "predict_call_ms")
+TIMED_CPU = tuple(key.replace("_ms", "_cpu_ms") for key in TIMED)
 
 _log = make_log("bench_repeated_calls")
 
@@ -122,10 +125,11 @@ def run_side(side: str, model: str, eval_calls: int, predict_calls: int) -> dict
     steps = TRAIN_STEPS[model]
     result: dict[str, Any] = {"side": side, "model": model, "tensorflow_version": tf.__version__}
     with tempfile.TemporaryDirectory(prefix=f"bench_calls_{side}_") as model_dir:
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         est = api.Estimator(model_fn, config=api.RunConfig(model_dir=model_dir))
         est.train(train_input_fn, steps=1)
         result["cold_start_ms"] = (time.perf_counter() - started) * 1e3
+        result["cold_start_cpu_ms"] = (time.process_time() - started_cpu) * 1e3
         est.train(train_input_fn, steps=steps - 1)
 
         started = time.perf_counter()
@@ -138,6 +142,8 @@ def run_side(side: str, model: str, eval_calls: int, predict_calls: int) -> dict
         if any(m["accuracy"] != first["accuracy"] for m in metrics):
             raise RuntimeError("repeated evaluations disagree")
         result["evaluate_call_ms"] = statistics.median(times)
+        cpu = time_calls(lambda: est.evaluate(eval_input_fn), eval_calls, time.process_time)
+        result["evaluate_call_cpu_ms"] = statistics.median(cpu)
         result["evaluate_accuracy"] = float(first["accuracy"])
 
         started = time.perf_counter()
@@ -147,6 +153,10 @@ def run_side(side: str, model: str, eval_calls: int, predict_calls: int) -> dict
             raise RuntimeError(f"unexpected prediction {prediction}")
         times = time_calls(lambda: next(est.predict(single_input_fn)), predict_calls)
         result["predict_call_ms"] = statistics.median(times)
+        cpu = time_calls(
+            lambda: next(est.predict(single_input_fn)), predict_calls, time.process_time
+        )
+        result["predict_call_cpu_ms"] = statistics.median(cpu)
     return result
 
 
@@ -191,31 +201,37 @@ def main(argv: list[str] | None = None) -> int:
         ratios = {
             key: [
                 (r["ours"][key] / r["ref"][key])
-                if key == "cold_start_ms"
+                if key.startswith("cold_start")
                 else (r["ref"][key] / r["ours"][key])
                 for r in rounds
             ]
-            for key in TIMED
+            for key in TIMED + TIMED_CPU
         }
         figures = {
-            side: {key: [r[side][key] for r in rounds] for key in TIMED} for side in ("ref", "ours")
+            side: {key: [r[side][key] for r in rounds] for key in TIMED + TIMED_CPU}
+            for side in ("ref", "ours")
         }
         print(
             f"\n{model}: median ms (lowest-highest) over {args.rounds} rounds, each the "
             f"median of {args.eval_calls} evaluate calls of {EVAL_BATCHES} batches, "
             f"{args.predict_calls} single-example predict calls; cold start: one per "
-            "fresh process"
+            "fresh process; wall time, then CPU time"
         )
         print(f"{'':<28} {'tf.estimator 2.15':>22} {'keras_estimator':>22}")
-        for key, label in zip(TIMED, ("cold start ms", "evaluate() ms per call",
-                                      "predict() ms per call"), strict=True):
-            print(
-                f"{label:<28} {_range(figures['ref'][key]):>22} "
-                f"{_range(figures['ours'][key], 2):>22}"
-            )
-        print(ratio_line("evaluate() per call (2.15 / ours)", ratios["evaluate_call_ms"]))
-        print(ratio_line("predict() per call (2.15 / ours)", ratios["predict_call_ms"]))
-        print(ratio_line("cold start (ours / 2.15)", ratios["cold_start_ms"], digits=2))
+        labels = ("cold start ms", "evaluate() ms per call", "predict() ms per call")
+        for keys, clock in ((TIMED, "wall"), (TIMED_CPU, "CPU")):
+            for key, label in zip(keys, labels, strict=True):
+                print(
+                    f"{label + ', ' + clock:<28} {_range(figures['ref'][key]):>22} "
+                    f"{_range(figures['ours'][key], 2):>22}"
+                )
+        for suffix, clock in (("_ms", "wall"), ("_cpu_ms", "CPU")):
+            print(ratio_line(f"evaluate() per call, {clock} (2.15 / ours)",
+                             ratios["evaluate_call" + suffix], width=40))
+            print(ratio_line(f"predict() per call, {clock} (2.15 / ours)",
+                             ratios["predict_call" + suffix], width=40))
+            print(ratio_line(f"cold start, {clock} (ours / 2.15)",
+                             ratios["cold_start" + suffix], width=40, digits=2))
         summary["models"][model] = {
             "medians": {
                 side: {key: statistics.median(v) for key, v in figures[side].items()}

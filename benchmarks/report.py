@@ -95,6 +95,25 @@ def _rnn(result: dict[str, Any]) -> list[Ratio]:
     ]
 
 
+def _repeated_calls(result: dict[str, Any]) -> list[Ratio]:
+    rows = [
+        ("evaluate_call_ms", "evaluate() of 20 batches, per call"),
+        ("predict_call_ms", "single-example predict(), per call"),
+        # Its figure is ours / 2.15 in time: the report's ratio is speed.
+        ("cold_start_ms", "cold start: Estimator() to the end of train(steps=1)"),
+    ]
+    ratios = []
+    for model, figures in result["models"].items():
+        for key, label in rows:
+            for suffix, clock in (("_ms", "wall"), ("_cpu_ms", "CPU")):
+                per_round = figures["ratios_per_round"][key.replace("_ms", suffix)]
+                if key == "cold_start_ms":
+                    per_round = [1 / r for r in per_round]
+                ratios.append(Ratio("repeated_calls", f"{model} {label} ({clock} time)",
+                                    "tf.estimator 2.15", per_round))
+    return ratios
+
+
 @dataclasses.dataclass(frozen=True)
 class Benchmark:
     name: str
@@ -116,6 +135,9 @@ BENCHMARKS = (
     Benchmark("rnn", "quality_rnn.py", ("--train-steps", "300"), _rnn),
     Benchmark("boosted_trees", "bench_boosted_trees.py", ("--rounds", "2"),
               _per_case("boosted_trees", "tf.estimator 2.8", "speedups")),
+    Benchmark("repeated_calls", "bench_repeated_calls.py",
+              ("--rounds", "3", "--eval-calls", "10", "--predict-calls", "30"),
+              _repeated_calls),
 )
 
 
@@ -141,7 +163,7 @@ def _markdown(ratios: list[Ratio], outputs: dict[str, tuple[str, float]], quick:
         f"Written by `python benchmarks/report.py{' --quick' if quick else ''}` on {when}; "
         f"{os.cpu_count()} CPU cores, Python {platform.python_version()}, no GPU. "
         "A ratio is ours over the other's train steps per second (predict: its "
-        "time per call over ours), taken within each round; higher is better for "
+        "time per call over ours; cold start: its time over ours), taken within each round; higher is better for "
         "keras_estimator, 1 is break-even. Median over rounds, with the lowest and "
         "highest round.",
         "",

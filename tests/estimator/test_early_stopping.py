@@ -19,6 +19,7 @@ import tensorflow as tf
 import keras_estimator as ke
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.estimator import early_stopping as _early_stopping
+from keras_estimator._src.estimator import eval_summary
 from keras_estimator._src.estimator.early_stopping import (
     make_early_stopping_hook,
     make_stop_at_checkpoint_step_hook,
@@ -428,3 +429,36 @@ def test_stop_at_checkpoint_step_on_a_worker_waits_for_the_checkpoint(
     worker.train(input_fn(X, Y), steps=100, hooks=[hook])
     assert sleeps == [7, 7, 7]
     assert int(worker._store.global_step().numpy()) == 8  # checks at 5, 6, 7, 8
+
+
+@pytest.mark.parametrize(
+    ("make_hook", "should_stop"),
+    [
+        (lambda est: stop_if_higher_hook(est, "accuracy", 0.6), True),
+        (lambda est: stop_if_higher_hook(est, "accuracy", 0.8), False),
+        (lambda est: stop_if_lower_hook(est, "loss", 0.5), True),
+        (lambda est: stop_if_no_decrease_hook(est, "loss", 500), True),
+        (lambda est: stop_if_no_increase_hook(est, "accuracy", 1500), False),
+    ],
+)
+def test_stop_if_hooks_run_in_a_tf1_monitored_session_as_2_15s_did(
+    tmp_path, make_hook, should_stop
+):
+    # tf.estimator 2.15's early_stopping_test: evaluations at steps 1000,
+    # 2000, 3000, 3500 with loss 0.8, 0.7, 0.4, 0.41 and accuracy 0.5, 0.6,
+    # 0.7, 0.68; the hook runs in a SingularMonitoredSession of the
+    # program's own (global step 0) and says whether to stop. Its run
+    # context has no global_step: it failed with AttributeError.
+    est = ke.Estimator(mlp_model_fn, model_dir=str(tmp_path), params=PARAMS)
+    for step, loss, accuracy in [(1000, 0.8, 0.5), (2000, 0.7, 0.6),
+                                 (3000, 0.4, 0.7), (3500, 0.41, 0.68)]:  # fmt: skip
+        eval_summary.write_to_directory(
+            {"loss": loss, "accuracy": accuracy}, step, est.eval_dir()
+        )
+    hook = make_hook(est)
+    with tf.Graph().as_default():
+        tf.compat.v1.train.create_global_step()
+        no_op = tf.no_op()
+        with tf.compat.v1.train.SingularMonitoredSession(hooks=[hook]) as session:
+            session.run(no_op)
+            assert session.should_stop() == should_stop

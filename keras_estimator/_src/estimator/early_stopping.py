@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import tensorflow as tf
 
 from keras_estimator._src.base.session_run_hook import (
     SessionRunContext,
@@ -105,13 +106,33 @@ class _StopOnPredicateHook(SessionRunHook):
         return self._timer.steps_until_trigger(global_step)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
-        global_step = run_context.global_step
+        global_step = _global_step(run_context)
         if not self._timer.should_trigger_for_step(global_step):
             return
         self._timer.update_last_triggered_step(global_step)
         if self._should_stop_fn():
             logger.info("Requesting early stopping at global step %d", global_step)
             run_context.request_stop()
+
+
+def _global_step(run_context: Any) -> int:
+    """The global step a run ended at, in this package's loop or a TF1 session.
+
+    2.15's hooks also ran in a `tf.compat.v1.train.MonitoredSession` of the
+    program's own, whose run context has no step: there the graph's global
+    step is read through the session.
+    """
+    step = getattr(run_context, "global_step", None)
+    if step is not None:
+        return int(step)
+    graph_step = tf.compat.v1.train.get_global_step()
+    if graph_step is None:
+        raise ValueError(
+            "Early-stopping hooks need a global step: the session's graph has "
+            "none. Create it with tf.compat.v1.train.get_or_create_global_step() "
+            "before the MonitoredSession."
+        )
+    return int(tf.compat.v1.train.global_step(run_context.session, graph_step))
 
 
 def as_estimator(estimator: Any) -> Estimator:
@@ -466,7 +487,7 @@ class _StopAtCheckpointStepHook(SessionRunHook):
         return max(self._last_step - global_step, 1)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
-        if run_context.global_step < self._last_step:
+        if _global_step(run_context) < self._last_step:
             return
         step = checkpoint_step(self._estimator.latest_checkpoint())
         if step >= self._last_step:

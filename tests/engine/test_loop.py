@@ -14,7 +14,7 @@ class FakeModel:
 
 
 def test_plan_is_minimum_of_needs(tmp_path):
-    state = _loop.StepState(0)
+    state = _loop.RunState(0)
     hooks = HookCallback(
         [
             LoggingTensorHook({"loss": "loss"}, every_n_iter=100),
@@ -49,7 +49,7 @@ def test_plain_hooks_and_batch_callbacks_see_every_step():
 
 
 def test_stop_at_step_sets_flag():
-    state = _loop.StepState(0)
+    state = _loop.RunState(0)
     stop = _loop.StopAtStep(state, 5)
     stop.set_model(FakeModel())
     state.value = 5
@@ -74,7 +74,7 @@ def test_step_planner_checks_callback_kinds_once_and_plans_as_before():
         def on_train_batch_end(self, batch, logs=None):
             pass
 
-    state = _loop.StepState(0)
+    state = _loop.RunState(0)
     callbacks = [_loop.StopAtStep(state, 250), Every40()]
     planner = _loop.StepPlanner(callbacks)
     made = len(reads)

@@ -148,7 +148,7 @@ class NeedsEveryThird(ke.SessionRunHook):
 
 
 def test_loop_length_ignores_hook_needs_but_not_the_last_step():
-    state = _loop.StepState(0)
+    state = _loop.RunState(0)
     callbacks = [_loop.StopAtStep(state, 25), ke.HookCallback([NeedsEveryThird()])]
     assert _loop.plan_steps(callbacks, 0) == 3
     assert _loop.plan_steps(callbacks, 0, loop_length=10) == 10

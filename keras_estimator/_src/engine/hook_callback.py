@@ -34,8 +34,7 @@ from keras_estimator._src.base.session_run_hook import (
 )
 from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import loop_context
-from keras_estimator._src.engine.model_fn_model import ModelFnModel
-from keras_estimator._src.engine.run_plan import FetchState, RunPlan
+from keras_estimator._src.engine.run_plan import FetchState, LoopModel, RunState
 from keras_estimator._src.tf_internals import default_graph
 
 _HOOK_METHODS = ("begin", "after_create_session", "before_run", "after_run", "end")
@@ -107,6 +106,13 @@ class HookCallback(keras.callbacks.Callback):
         self._graph: Any = None
         self._mode = "train"
         self._loss_before: tuple[float, float] | None = None
+        # The model, when it runs under the loop's `RunState` (a model_fn's);
+        # None for a plain Keras model. Settled once per `set_model`.
+        self._loop_model: LoopModel | None = None
+
+    def set_model(self, model: Any) -> None:
+        super().set_model(model)
+        self._loop_model = model if isinstance(model, LoopModel) else None
 
     @property
     def hooks(self) -> list[Any]:
@@ -162,13 +168,13 @@ class HookCallback(keras.callbacks.Callback):
         context, plan = self._context, self._plan
         if context is None or plan is None:
             return
-        run_plan = self._run_plan()
-        nan_step = run_plan.nan_loss_step if run_plan is not None else None
+        run = self._run_state()
+        nan_step = run.nan_loss_step if run is not None else None
         if nan_step is not None:
             # A step before the run's last had a NaN loss: report that step,
             # before any hook (a checkpoint saver) sees the run.
             self._check_loss({"loss": math.nan}, nan_step)
-        if run_plan is not None and run_plan.last_run_steps == 0:
+        if run is not None and run.last_run_steps == 0:
             return  # the input ended before this run made a step
         self._global_step = self._read_global_step(logs)
         context.global_step = self._global_step
@@ -200,8 +206,8 @@ class HookCallback(keras.callbacks.Callback):
 
     def _can_run_once(self) -> bool:
         """Whether hooks may `session.run` the TRAIN graph (in `end()`)."""
-        model = self.model
-        return self._mode == "train" and isinstance(model, ModelFnModel) and model.can_fetch_once()
+        model = self._loop_model
+        return self._mode == "train" and model is not None and model.can_fetch_once()
 
     def _fetch_plan(self, requests: Sequence[Any]) -> _fetches.FetchPlan:
         """The hooks' requests as one plan, variables taken from the store.
@@ -210,9 +216,10 @@ class HookCallback(keras.callbacks.Callback):
         variable; the store's is the one training updates.
         """
         plan = _fetches.FetchPlan(requests)
-        if isinstance(self.model, ModelFnModel):
+        model = self._loop_model
+        if model is not None:
             for key in plan.variables:
-                real = self.model.store_variable(key.split(":", 1)[1])
+                real = model.store_variable(key.split(":", 1)[1])
                 if real is not None:
                     plan.variables[key] = real
         return plan
@@ -220,7 +227,8 @@ class HookCallback(keras.callbacks.Callback):
     def _run_once(self, fetches: Any) -> Any:
         """`session.run(fetches)` in `end()`: the TRAIN graph on the next batch."""
         plan = self._fetch_plan([SessionRunArgs(fetches)])
-        values = self.model.fetch_once(plan)
+        model = self._loop_model
+        values = model.fetch_once(plan) if model is not None else None
         if values is None:
             raise tf.errors.OutOfRangeError(
                 None,
@@ -268,13 +276,14 @@ class HookCallback(keras.callbacks.Callback):
         self._end()
 
     # ---- talking to the model ----------------------------------------------------
-    def _run_plan(self) -> RunPlan | None:
-        """The model's plan for the call under way; None for a plain Keras model."""
-        return self.model.run_plan if isinstance(self.model, ModelFnModel) else None
+    def _run_state(self) -> RunState | None:
+        """The state of the call under way; None for a plain Keras model."""
+        model = self._loop_model
+        return model.run_state if model is not None else None
 
     def _fetch_state(self) -> FetchState | None:
-        run_plan = self._run_plan()
-        return run_plan.fetches if run_plan is not None else None
+        run = self._run_state()
+        return run.fetches if run is not None else None
 
     def _set_request(self, plan: _fetches.FetchPlan | None) -> None:
         state = self._fetch_state()
@@ -319,7 +328,7 @@ class HookCallback(keras.callbacks.Callback):
 
     def _loss_totals(self) -> tuple[float, float] | None:
         """A plain Keras model's loss tracker: (weighted total, total weight)."""
-        if isinstance(self.model, ModelFnModel):
+        if self._loop_model is not None:
             return None
         tracker = next(
             (m for m in getattr(self.model, "metrics", []) if m.name == "loss"), None
@@ -363,7 +372,8 @@ class HookCallback(keras.callbacks.Callback):
         `tf.compat.v1.train.get_global_step()` returns the variable training
         advances.
         """
-        graphs = self.model.build_graphs if isinstance(self.model, ModelFnModel) else {}
+        model = self._loop_model
+        graphs = model.build_graphs if model is not None else {}
         graph = graphs.get(mode)
         if graph is None:
             graph = tf.Graph()
@@ -372,9 +382,9 @@ class HookCallback(keras.callbacks.Callback):
             step_list = graph.get_collection_ref(tf.compat.v1.GraphKeys.GLOBAL_STEP)
             if not any(v is context.global_step_variable for v in step_list):
                 step_list[:] = [context.global_step_variable]
-        if mode == "train" and isinstance(self.model, ModelFnModel):
+        if mode == "train" and model is not None:
             # tf.estimator added the EstimatorSpec's loss to LOSSES in training.
-            name = self.model.loss_names.get(mode)
+            name = model.loss_names.get(mode)
             losses = graph.get_collection_ref(tf.compat.v1.GraphKeys.LOSSES)
             if name and not any(getattr(t, "name", None) == name for t in losses):
                 try:

@@ -1,11 +1,11 @@
 """The training and evaluation loop: Keras' `fit`/`evaluate` on a ModelFnModel.
 
 There is no loop of our own: `run_training` hands Keras' `fit` the dataset and
-a list of callbacks and sets the model's `step_plan`, which tells each compiled
-call how many steps it may fuse. A callback that needs to see the loop at some
-global step (to log, to save a checkpoint, to stop) says so through
-`steps_until_needed`; the plan is the minimum over all of them, so steps that
-nothing watches run inside one compiled call.
+a list of callbacks, and the model the call's `RunState`, whose planner tells
+each compiled call how many steps it may fuse. A callback that needs to see
+the loop at some global step (to log, to save a checkpoint, to stop) says so
+through `steps_until_needed`; the plan is the minimum over all of them, so
+steps that nothing watches run inside one compiled call.
 
 Callbacks run in list order at each boundary: the loop's own stop-at-step,
 then one `HookCallback` with every SessionRunHook, then the user's Keras
@@ -28,29 +28,15 @@ import keras
 
 from keras_estimator._src.base.protocols import PlansFusion, StopsTraining
 from keras_estimator._src.distribute import multi_worker
-from keras_estimator._src.engine.run_plan import RunPlan
+from keras_estimator._src.engine.run_plan import MAX_FUSED_STEPS, RunState
 
 logger = logging.getLogger("keras_estimator")
-
-# Longest run of steps fused into one call when no callback needs a step:
-# long enough to amortise dispatch, short enough that timers (seconds-based
-# checkpoints) are checked a few times a second on small models.
-MAX_FUSED_STEPS = 1000
-
-
-class StepState:
-    """The global step as the loop last saw it (read once per fused call)."""
-
-    def __init__(self, start: int) -> None:
-        self.start = start
-        self.value = start
-        self.last_loss: float | None = None
 
 
 class StopAtStep(keras.callbacks.Callback):
     """Stops training once the global step reaches `last_step`."""
 
-    def __init__(self, state: StepState, last_step: int | None) -> None:
+    def __init__(self, state: RunState, last_step: int | None) -> None:
         super().__init__()
         self._state = state
         self._last_step = last_step
@@ -158,7 +144,7 @@ class FinalizeVariables(keras.callbacks.Callback):
 def run_training(
     model: Any,
     dataset: Any,
-    state: StepState,
+    state: RunState,
     callbacks: list[Any],
     loop_length: int | None = None,
     **fit_kwargs: Any,
@@ -167,28 +153,21 @@ def run_training(
 
     Both `Estimator.train` and `ModelFnModel.fit` come here; `fit_kwargs` are
     passed on to Keras (e.g. `verbose`). `loop_length`: see the module's
-    docstring.
+    docstring. `state` is the call's run state (made by the caller, which
+    hands it to callbacks that read the step); it is the model's for the
+    length of the call.
 
     Returns:
         Keras' `History`, or None when no step was due.
     """
-
-    planner = StepPlanner(callbacks, loop_length)
-
-    def step_plan() -> int:
-        return planner(state.value)
-
-    def on_chunk(logs: dict[str, Any]) -> None:
-        state.value = int(logs["global_step"])
-        state.last_loss = float(logs["loss"])
-
+    state.planner = StepPlanner(callbacks, loop_length)
+    state.loop_length = loop_length
     options = {"verbose": 0, "shuffle": False, **fit_kwargs}
-    if step_plan() <= 0:
+    if state.planned_steps() == 0:
         return None
-    plan = RunPlan(step_plan=step_plan, after_chunk=on_chunk, loop_length=loop_length)
     # The base class's fit: ModelFnModel.fit comes here itself.
     with (
-        model.running(plan),
+        model.running(state),
         multi_worker.explain_cluster_errors(model.distribute_strategy),
         model.reading_input(),
     ):
@@ -209,21 +188,22 @@ def run_evaluation(
     steps: int | None,
     callbacks: Sequence[Any] = (),
     loop_length: int | None = None,
+    state: RunState | None = None,
 ) -> tuple[dict[str, Any], int]:
-    """Evaluates with Keras' `evaluate`; returns the last logs and steps run."""
-    start = model.executed_steps
-    planner = StepPlanner(callbacks, loop_length)
+    """Evaluates with Keras' `evaluate`; returns the last logs and steps run.
 
-    def step_plan() -> int:
-        done = model.executed_steps - start
-        remaining = MAX_FUSED_STEPS if steps is None else steps - done
-        return max(min(remaining, planner(done)), 0)
-
-    plan = RunPlan(step_plan=step_plan, loop_length=loop_length)
+    `state`: the call's run state, when the caller made it for its
+    callbacks; a new one otherwise.
+    """
+    state = state if state is not None else RunState()
+    state.planner = StepPlanner(callbacks, loop_length)
+    state.training = False
+    state.step_limit = steps
+    state.loop_length = loop_length
     # The base class's evaluate: a model bound to an Estimator comes here
     # through the Estimator.
     with (
-        model.running(plan),
+        model.running(state),
         multi_worker.explain_cluster_errors(model.distribute_strategy),
         model.reading_input(),
     ):
@@ -234,4 +214,4 @@ def run_evaluation(
             return_dict=True,
             callbacks=multi_worker.with_stop_together(model, list(callbacks)),
         )
-    return logs, model.executed_steps - start
+    return logs, state.steps_run

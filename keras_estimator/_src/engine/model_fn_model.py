@@ -5,7 +5,7 @@ matching mode (through `ModelFnTrace`, inside the variable store's scope), so
 Keras' `fit`, `evaluate` and `predict` drive a TF1-style model_fn. The model
 owns its train, test and predict functions (built by `StepFunctions`): each
 call of the train or test function runs a *variable* number of steps in one
-compiled `tf.while_loop`, as many as the `RunPlan` of the call under way
+compiled `tf.while_loop`, as many as the `RunState` of the call under way
 allows; plain Keras use falls back to `steps_per_execution`.
 """
 
@@ -31,28 +31,10 @@ from keras_estimator._src.engine.fused_loop import (
     LOSS_KEY,
 )
 from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
-from keras_estimator._src.engine.run_plan import RunPlan
+from keras_estimator._src.engine.run_plan import RunState
 from keras_estimator._src.engine.step_functions import FETCHES_KEY, StepFunctions
 from keras_estimator._src.engine.variable_store import VariableStore, as_tf_variable
 from keras_estimator._src.tf_internals import keras_trainer
-
-
-class _RunState:
-    """The current run plan, steps run and the input being read, off the model.
-
-    Keras' attribute tracking would cost a step's worth on every update.
-    `plan` is the `RunPlan` of the fit/evaluate/predict call under way (an
-    idle one between calls). `input_box` holds the only reference the model
-    keeps to the tf.data iterator of the current fit/evaluate call, and
-    `epoch_iterators` the Keras epoch iterators wrapping it (see
-    `ModelFnModel.reading_input`).
-    """
-
-    def __init__(self) -> None:
-        self.plan = RunPlan()
-        self.executed = 0
-        self.input_box: list[Any] = []
-        self.epoch_iterators: list[Any] = []
 
 
 class ModelFnModel(keras.Model):
@@ -82,7 +64,8 @@ class ModelFnModel(keras.Model):
         self._eval_loss = keras.metrics.Mean(name="loss")
         # Held in a tuple so Keras' attribute tracking leaves it untouched.
         self._logs_specs: tuple[dict[str, Any]] = ({},)
-        self._run = _RunState()
+        # The call under way (an idle state between calls); see `running`.
+        self._run = RunState()
         self._build_graphs: tuple[dict[str, Any]] = ({},)
         self._view: tuple[ModelFnView | None] = (None,)
         self.built = True
@@ -127,23 +110,23 @@ class ModelFnModel(keras.Model):
         self._run.input_box = [iterator]
 
     @contextlib.contextmanager
-    def running(self, plan: RunPlan) -> Iterator[RunPlan]:
-        """Runs the enclosed fit/evaluate/predict call under `plan`.
+    def running(self, run: RunState) -> Iterator[RunState]:
+        """Runs the enclosed fit/evaluate/predict call under `run`, the loop's state of it.
 
-        Calls nest (an evaluation during training): the outer plan is back
-        when the inner call ends.
+        Calls nest (an evaluation during training): the outer call's state is
+        back when the inner call ends.
         """
-        outer = self._run.plan
-        self._run.plan = plan
+        outer = self._run
+        self._run = run
         try:
-            yield plan
+            yield run
         finally:
-            self._run.plan = outer
+            self._run = outer
 
     @property
-    def run_plan(self) -> RunPlan:
-        """The plan of the call under way (an idle one between calls)."""
-        return self._run.plan
+    def run_state(self) -> RunState:
+        """The state of the call under way (an idle one between calls)."""
+        return self._run
 
     def fetch_once(self, plan: _fetches.FetchPlan) -> dict[str, Any] | None:
         """What `plan` fetches, on the training input's next batch, training nothing.
@@ -170,15 +153,6 @@ class ModelFnModel(keras.Model):
     def tracing_fetches(self, plan: _fetches.FetchPlan) -> Any:
         """Makes the step traced meanwhile return what `plan` fetches."""
         return self._trace.tracing_fetches(plan)
-
-    @property
-    def executed_steps(self) -> int:
-        """Steps run by this model's train and test functions, in all."""
-        return self._run.executed
-
-    def count_steps(self, steps: int) -> None:
-        """Adds a compiled call's steps to `executed_steps`."""
-        self._run.executed += steps
 
     @property
     def logs_specs(self) -> dict[str, Any]:
@@ -209,16 +183,6 @@ class ModelFnModel(keras.Model):
     def build_graphs(self) -> dict[str, Any]:
         """Mode -> the graph of its building trace (what hooks' begin() sees)."""
         return self._build_graphs[0]
-
-    @property
-    def nan_loss_step(self) -> int | None:
-        """The global step of the current call's last run's first NaN loss."""
-        return self._run.plan.nan_loss_step
-
-    @property
-    def last_run_steps(self) -> int:
-        """Steps the current call's last run made (0: its input ended)."""
-        return self._run.plan.last_run_steps
 
     def callback_model(self) -> keras.Model:
         """The Keras model the user's callbacks see (`user_callbacks`).
@@ -327,7 +291,7 @@ class ModelFnModel(keras.Model):
         steps = kwargs.pop("steps_per_epoch", None)
         callbacks = list(kwargs.pop("callbacks", None) or [])
         start = int(self._store.global_step().numpy())
-        state = _loop.StepState(start)
+        state = RunState(start)
         last_step = start + steps if steps else None
         loop_callbacks = [_loop.StopAtStep(state, last_step), *callbacks]
         loop_length = getattr(self._trace.config, "steps_per_loop", None)
@@ -338,7 +302,7 @@ class ModelFnModel(keras.Model):
     @property
     def in_loop(self) -> bool:
         """Whether a call of the loop (`engine.loop`) is under way on this model."""
-        return self._run.plan.step_plan is not None
+        return self._run.in_loop
 
     def evaluate(self, x: Any = None, *args: Any, **kwargs: Any) -> Any:
         """Keras `evaluate`; the input it read is freed when it returns."""

@@ -16,7 +16,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
-from keras_estimator._src.engine.run_plan import RunPlan
+from keras_estimator._src.engine.run_plan import RunState
 
 
 def run_prediction(
@@ -45,14 +45,14 @@ def run_prediction(
             at a time) the predictions' batch lengths differ.
     """
     model.stop_predicting = False
-    # The plan is the model's only while this generator runs, not while
+    # The state is the model's only while this generator runs, not while
     # it is suspended at a yield.
-    plan = RunPlan()
-    with model.running(plan):
+    run = RunState()
+    with model.running(run):
         callbacks.on_predict_begin()
     batch = 0
     while not model.stop_predicting:
-        with model.running(plan):
+        with model.running(run):
             callbacks.on_predict_batch_begin(batch)
             try:
                 outputs = predict_function(input_box[0])
@@ -65,7 +65,7 @@ def run_prediction(
             yield from _split_examples(outputs)
         else:
             yield tf.nest.map_structure(lambda t: t.numpy(), outputs)
-    with model.running(plan):
+    with model.running(run):
         callbacks.on_predict_end()
 
 

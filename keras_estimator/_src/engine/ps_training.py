@@ -93,7 +93,7 @@ from keras_estimator._src.engine.fused_loop import (
     LOSS_KEY,
     NAN_STEP_KEY,
 )
-from keras_estimator._src.engine.run_plan import RunPlan
+from keras_estimator._src.engine.run_plan import RunState
 from keras_estimator._src.engine.step_functions import FETCHES_KEY
 from keras_estimator._src.engine.variable_store import VariableStore
 
@@ -273,7 +273,7 @@ def run_training(
     store: VariableStore,
     strategy: Any,
     dataset: Any,
-    state: _loop.StepState,
+    state: RunState,
     callbacks: list[Any],
 ) -> None:
     """Trains on the cluster's workers until a callback stops it or input ends.
@@ -283,7 +283,8 @@ def run_training(
         store: the model's variable store (variables on the parameter servers).
         strategy: the ParameterServerStrategy.
         dataset: from `per_worker_input`.
-        state: the loop's step state, updated after every run.
+        state: the call's run state (the model's during the call), updated
+            after every run.
         callbacks: the loop's callbacks, called in list order as by `fit`.
 
     Raises:
@@ -297,7 +298,7 @@ def run_training(
         _steps_of[model] = steps
     steps.prepare(dataset.element_spec)
     coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
-    with _explained_failures(), model.running(RunPlan()):
+    with _explained_failures(), model.running(state):
         runner = _Runner(
             coordinator,
             steps,
@@ -317,9 +318,7 @@ def _sigterm_check(callbacks: list[Any]) -> Callable[[], bool] | None:
     return None
 
 
-def _drive(
-    model: Any, runner: _Runner, state: _loop.StepState, callbacks: list[Any]
-) -> None:
+def _drive(model: Any, runner: _Runner, state: RunState, callbacks: list[Any]) -> None:
     """The loop: Keras `fit`'s callback calls around each scheduled run."""
     callback_list = keras.callbacks.CallbackList(callbacks, model=model)
     model.stop_training = False
@@ -332,10 +331,9 @@ def _drive(
         if planned <= 0:
             break
         callback_list.on_train_batch_begin(batch)
-        plan = model.run_plan
-        planned, steps_run, run_logs = runner.run(planned, plan.fetches)
-        plan.last_run_steps = steps_run
-        plan.nan_loss_step = run_logs.pop(NAN_STEP_KEY, None)
+        planned, steps_run, run_logs = runner.run(planned, state.fetches)
+        state.last_run_steps = steps_run
+        state.nan_loss_step = run_logs.pop(NAN_STEP_KEY, None)
         if runner.abandoned:
             # No run ended: callbacks see no batch end. Steps workers applied
             # before they were lost count, so the checkpoint saved on the way

@@ -25,6 +25,7 @@ from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import fused_loop, inputs, step_call
 from keras_estimator._src.engine.fused_loop import NAN_STEP_KEY
 from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
+from keras_estimator._src.engine.run_plan import RunState
 from keras_estimator._src.engine.summaries import summary_dirs
 from keras_estimator._src.tf_internals import function_calls, ordered_traces
 
@@ -417,7 +418,7 @@ class StepFunctions:
             outputs = dict(call(iterator))
         except tf.errors.OutOfRangeError:
             return 0, {}
-        self._model.run_plan.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
+        self._model.run_state.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
         return 1, outputs
 
     def _shared_fetching(
@@ -519,11 +520,11 @@ class StepFunctions:
             pass
         return key
 
-    def _planned_steps(self) -> int:
-        step_plan = self._model.run_plan.step_plan
-        if step_plan is None:
+    def _planned_steps(self, run: RunState) -> int:
+        planned = run.planned_steps()
+        if planned is None:
             return int(self._model.steps_per_execution)
-        return int(step_plan())
+        return int(planned)
 
     def _stop(self, kind: str) -> None:
         if kind == "train":
@@ -622,19 +623,19 @@ class StepFunctions:
             self._model.hold_input(iterator)
             if mode not in self._model.logs_specs:
                 self._model.build_mode(mode, iterator.element_spec)
-            run_plan = self._model.run_plan
-            planned = self._planned_steps()
-            plan = run_plan.fetches.request
+            run = self._model.run_state
+            planned = self._planned_steps(run)
+            plan = run.fetches.request
             fetching = plan is not None and bool(plan.keys)
             if workers is not None:
                 planned, fetching = workers.run_plan(planned, fetching)
             if planned <= 0:
-                run_plan.last_run_steps = 0
+                run.last_run_steps = 0
                 self._stop(kind)
                 return last_logs
             fetched = True
             if fetching:
-                if not run_plan.loop_length:
+                if not run.loop_length:
                     planned = 1
                 steps_run, logs, fetched = self._run_then_fetch(
                     fused, one_step, kind, iterator, plan, planned, shared_for
@@ -643,19 +644,17 @@ class StepFunctions:
                 steps_run, logs = fused(iterator, planned)
             steps_run = int(steps_run)
             nan_step = logs.pop(NAN_STEP_KEY, None)
-            run_plan.nan_loss_step = None if nan_step is None or nan_step < 0 else int(nan_step)
+            run.nan_loss_step = None if nan_step is None or nan_step < 0 else int(nan_step)
             # Hooks that asked for values see no run when the input ended
             # before the step that fetches them (as a TPUEstimator loop
             # ending in OutOfRange ran no after_run).
-            run_plan.last_run_steps = steps_run if fetched else 0
-            self._model.count_steps(steps_run)
+            run.last_run_steps = steps_run if fetched else 0
+            run.record(steps_run, logs)
             if steps_run == 0:
                 self._stop(kind)
                 return last_logs
             last_logs = logs
-            if run_plan.after_chunk is not None:
-                run_plan.after_chunk(logs)
-            if steps_run < planned or self._planned_steps() <= 0:
+            if steps_run < planned or self._planned_steps(run) <= 0:
                 self._stop(kind)
             return logs
 

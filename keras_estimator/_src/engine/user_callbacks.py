@@ -36,7 +36,8 @@ from keras_estimator._src.base.protocols import PlansFusion, StopsTraining
 from keras_estimator._src.engine import loop_context
 from keras_estimator._src.engine.callback_model import ModelFnView, OptimizerView
 from keras_estimator._src.engine.fused_loop import GLOBAL_STEP_KEY
-from keras_estimator._src.engine.loop import StepState, sees_batches
+from keras_estimator._src.engine.loop import sees_batches
+from keras_estimator._src.engine.run_plan import RunState
 from keras_estimator._src.tf_internals import default_graph, keras_tensorboard
 
 logger = logging.getLogger("keras_estimator")
@@ -47,13 +48,13 @@ class UserCallbacks(keras.callbacks.Callback):
 
     Args:
         callbacks: the user's `keras.callbacks.Callback`s.
-        state: the loop's step state (updated when a callback restores the
+        state: the call's run state (its step updated when a callback restores the
             model to another step, as `BackupAndRestore` does).
         last_step: the global step the call stops at, if known.
     """
 
     def __init__(
-        self, callbacks: Sequence[Any], state: StepState, last_step: int | None
+        self, callbacks: Sequence[Any], state: RunState, last_step: int | None
     ) -> None:
         super().__init__()
         self.callbacks = list(callbacks)

@@ -288,7 +288,7 @@ class Estimator:
             logger.info("Skipping training since max_steps has already saved.")
             return
         last_step = start + steps if steps is not None else max_steps
-        state = _loop.StepState(start)
+        state = _loop.RunState(start)
         spec_hooks = model.spec_hooks.get(ModeKeys.TRAIN, ())
         num_chief = model.chief_hook_counts.get(ModeKeys.TRAIN, 0)
         # The model, params and logs fit would give them (user_callbacks).
@@ -483,17 +483,18 @@ class Estimator:
         )
         self._store.reset_local_variables()
         spec_hooks = model.spec_hooks.get(ModeKeys.EVAL, ())
+        state = _loop.RunState()
         eval_callbacks = [
             HookCallback([*spec_hooks, *user_hooks]),
             # The model, params and logs Keras' evaluate would give them.
-            UserCallbacks(user_callbacks, _loop.StepState(0), steps),
+            UserCallbacks(user_callbacks, state, steps),
         ]
         with (
             _loop_context.active(self._loop_context()),
             _eval_summary.logged_evaluation(),
         ):
             logs, ran = _loop.run_evaluation(
-                model, dataset, steps, eval_callbacks, self._config.steps_per_loop
+                model, dataset, steps, eval_callbacks, self._config.steps_per_loop, state
             )
         if ran == 0:
             warnings.warn(

@@ -1,8 +1,8 @@
 """`ProgressBar`: Keras' progress bar for `Estimator.train`.
 
 The display is `keras.utils.Progbar`, driven by a Keras callback that reads
-the global step and the loss from the loop's step state (`engine/loop.py`'s
-`StepState`, which the loop updates from each compiled call's results
+the global step and the loss from the loop's run state (`engine/run_plan.py`'s
+`RunState`, which the loop updates from each compiled call's results
 before callbacks run), never from the logs. It says through
 `steps_until_needed` that it needs no particular step, so it never shortens
 a fused run or makes a step fetch anything: with fusion on, it is updated
@@ -65,7 +65,7 @@ def check_progress(progress: Any) -> bool:
 
 
 class StepSource(Protocol):
-    """Where the bar reads the run's progress (the loop's `StepState`)."""
+    """Where the bar reads the run's progress (the loop's `RunState`)."""
 
     value: int
     last_loss: float | None

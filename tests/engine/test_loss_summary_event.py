@@ -1,8 +1,8 @@
 """The default loss summary: tf.summary.scalar's event, without TensorBoard's import.
 
 tf.estimator 2.15 wrote its loss summary with TF1 ops; `tf.summary.scalar` is
-TensorBoard's code, imported on its first call (a fifth of a second of the
-first `train()`). The loss is written as that function writes it, by hand.
+TensorBoard's code, imported on its first call (50-70 ms of the first
+`train()` of a process). The loss is written as that function writes it, by hand.
 """
 
 from __future__ import annotations

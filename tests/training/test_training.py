@@ -149,7 +149,7 @@ def test_specs_are_namedtuples_with_2_15_defaults():
         (lambda: ke.TrainSpec(eval_input(), max_steps=-5), ValueError, r"max_steps > 0, given: -5"),
         (lambda: ke.TrainSpec(eval_input(), max_steps="10"), TypeError, r"max_steps must be a positive int or None, got '10'"),
         (lambda: ke.TrainSpec(eval_input(), max_steps=float("nan")), ValueError, r"Must specify max_steps > 0, given: nan"),
-        (lambda: ke.TrainSpec(eval_input(), hooks=[object()]), TypeError, r"must contain SessionRunHooks; <object"),
+        (lambda: ke.TrainSpec(eval_input(), hooks=[object()]), TypeError, r"^All hooks must be `SessionRunHook` instances, given: <object.*TrainSpec's hooks"),
         (lambda: ke.TrainSpec(eval_input(), hooks=ke.StopAtStepHook(last_step=1)), TypeError, r"hooks must be an iterable of SessionRunHooks.*hooks=\[\.\.\.\]"),
         (lambda: ke.TrainSpec(eval_input(), saving_listeners=[ke.StopAtStepHook(last_step=1)]), TypeError, r"saving_listeners must be `CheckpointSaverListener` instances, given: <.*StopAtStepHook.*lacks \['before_save', 'after_save'\]"),
         (lambda: ke.EvalSpec("eval.csv"), TypeError, r"EvalSpec: `input_fn` must be callable, given: 'eval.csv'"),
@@ -159,7 +159,7 @@ def test_specs_are_namedtuples_with_2_15_defaults():
         (lambda: ke.EvalSpec(eval_input(), start_delay_secs=-1), ValueError, r"Must specify start_delay_secs >= 0, given: -1"),
         (lambda: ke.EvalSpec(eval_input(), throttle_secs=-0.5), ValueError, r"Must specify throttle_secs >= 0, given: -0.5"),
         (lambda: ke.EvalSpec(eval_input(), throttle_secs="60"), TypeError, r"throttle_secs must be a number of seconds, got '60'"),
-        (lambda: ke.EvalSpec(eval_input(), hooks=[3]), TypeError, r"must contain SessionRunHooks; 3 lacks"),
+        (lambda: ke.EvalSpec(eval_input(), hooks=[3]), TypeError, r"^All hooks must be `SessionRunHook` instances, given: 3\. EvalSpec's hooks"),
         (lambda: ke.EvalSpec(eval_input(), exporters=5), TypeError, r"`exporters` must be an Exporter, an iterable of Exporter, or `None`, found 5"),
         (lambda: ke.EvalSpec(eval_input(), exporters=[RecordingExporter(), "latest"]), TypeError, r"found 'latest' among them"),
         (lambda: ke.EvalSpec(eval_input(), exporters=[RecordingExporter("a"), RecordingExporter("b"), RecordingExporter("a")]), ValueError, r"must have unique names; \['a'\] is used more than once. All exporter names: \['a', 'b', 'a'\].*rename one"),
@@ -175,11 +175,11 @@ def test_spec_validation_errors(make, error, pattern):
 def test_train_and_evaluate_argument_errors(tmp_path):
     est = make_estimator(tmp_path)
     train, evaluation = ke.TrainSpec(input_fn(X, Y), max_steps=5), ke.EvalSpec(eval_input())
-    with pytest.raises(TypeError, match=r"`estimator` must have type keras_estimator.Estimator, got str"):
+    with pytest.raises(TypeError, match=r"^`estimator` must have type `tf.estimator.Estimator` \(a keras_estimator.Estimator\), got str"):
         ke.train_and_evaluate("est", train, evaluation)
-    with pytest.raises(TypeError, match=r"`train_spec` must have type .*TrainSpec, got tuple"):
+    with pytest.raises(TypeError, match=r"^`train_spec` must have type `tf.estimator.TrainSpec` .*, got tuple"):
         ke.train_and_evaluate(est, tuple(train), evaluation)
-    with pytest.raises(TypeError, match=r"`eval_spec` must have type .*EvalSpec, got NoneType"):
+    with pytest.raises(TypeError, match=r"^`eval_spec` must have type `tf.estimator.EvalSpec` .*, got NoneType"):
         ke.train_and_evaluate(est, train, None)
     with pytest.raises(ValueError, match=r"Must specify eval_every_n_steps > 0, given: 0"):
         ke.train_and_evaluate(est, train, evaluation, eval_every_n_steps=0)

@@ -119,7 +119,19 @@ def _as_tuple(values: Any, owner: str, name: str, expected: str) -> tuple[Any, .
 
 
 def _check_hooks(hooks: Any, owner: str) -> tuple[Any, ...]:
-    return tuple(check_hooks(list(_as_tuple(hooks, owner, "hooks", "SessionRunHooks"))))
+    hooks = _as_tuple(hooks, owner, "hooks", "SessionRunHooks")
+    for hook in hooks:
+        if not all(callable(getattr(hook, m, None)) for m in _HOOK_METHODS):
+            # 2.15's TrainSpec/EvalSpec words (Estimator's differ).
+            raise TypeError(
+                f"All hooks must be `SessionRunHook` instances, given: {hook!r}. "
+                f"{owner}'s hooks must be SessionRunHooks: subclass "
+                "keras_estimator.SessionRunHook."
+            )
+    return tuple(check_hooks(list(hooks)))
+
+
+_HOOK_METHODS = ("begin", "after_create_session", "before_run", "after_run", "end")
 
 
 def _check_saving_listeners(listeners: Any) -> tuple[Any, ...]:
@@ -358,17 +370,19 @@ def train_and_evaluate(
     """
     if not isinstance(estimator, Estimator):
         raise TypeError(
-            f"`estimator` must have type keras_estimator.Estimator, got "
-            f"{type(estimator).__name__}."
+            "`estimator` must have type `tf.estimator.Estimator` (a "
+            f"keras_estimator.Estimator), got {type(estimator).__name__}."
         )
     if not isinstance(train_spec, TrainSpec):
         raise TypeError(
-            f"`train_spec` must have type keras_estimator.TrainSpec, got "
+            "`train_spec` must have type `tf.estimator.TrainSpec` (a "
+            "keras_estimator.TrainSpec), got "
             f"{type(train_spec).__name__}. Build it with TrainSpec(input_fn, ...)."
         )
     if not isinstance(eval_spec, EvalSpec):
         raise TypeError(
-            f"`eval_spec` must have type keras_estimator.EvalSpec, got "
+            "`eval_spec` must have type `tf.estimator.EvalSpec` (a "
+            "keras_estimator.EvalSpec), got "
             f"{type(eval_spec).__name__}. Build it with EvalSpec(input_fn, ...)."
         )
     every = _check_positive_int("train_and_evaluate", "eval_every_n_steps", eval_every_n_steps)

@@ -125,6 +125,59 @@ def sees_batches(callback: Any) -> bool:
     return any(overridden(name) for name in _BATCH_METHODS)
 
 
+class CallbackDriver:
+    """Calls callbacks as Keras' `fit` or `predict` does, for loops Keras does not run.
+
+    Training on one machine is Keras' `fit` itself. The parameter-server
+    driver (`ps_training`) and `Estimator.predict`'s loop (`predict_loop`)
+    run their batches themselves and call the callbacks through this, in
+    Keras' order: in training `on_train_begin`, `on_epoch_begin(0)`, per
+    batch `on_train_batch_begin` / `on_train_batch_end`, then
+    `on_epoch_end(0)` and `on_train_end`; in prediction `on_predict_begin`,
+    the batch pair and `on_predict_end`. A batch that ends no run (its input
+    ended, or it was given up) gets no `*_batch_end`, and the next batch
+    keeps its number, as in Keras.
+
+    Args:
+        callbacks: the `keras.callbacks.CallbackList` to call.
+        mode: `"train"` or `"predict"`.
+    """
+
+    def __init__(self, callbacks: keras.callbacks.CallbackList, mode: str) -> None:
+        if mode not in ("train", "predict"):
+            raise ValueError(f"mode must be 'train' or 'predict', got {mode!r}.")
+        self._callbacks = callbacks
+        self._training = mode == "train"
+        self.batch = 0
+
+    def begin(self) -> None:
+        if self._training:
+            self._callbacks.on_train_begin()
+            self._callbacks.on_epoch_begin(0)
+        else:
+            self._callbacks.on_predict_begin()
+
+    def batch_begin(self) -> None:
+        if self._training:
+            self._callbacks.on_train_batch_begin(self.batch)
+        else:
+            self._callbacks.on_predict_batch_begin(self.batch)
+
+    def batch_end(self, logs: dict[str, Any]) -> None:
+        if self._training:
+            self._callbacks.on_train_batch_end(self.batch, logs)
+        else:
+            self._callbacks.on_predict_batch_end(self.batch, logs)
+        self.batch += 1
+
+    def end(self, logs: dict[str, Any] | None = None) -> None:
+        if self._training:
+            self._callbacks.on_epoch_end(0, logs)
+            self._callbacks.on_train_end(logs)
+        else:
+            self._callbacks.on_predict_end()
+
+
 class FinalizeVariables(keras.callbacks.Callback):
     """Gives the model its final variable values once the steps are done.
 

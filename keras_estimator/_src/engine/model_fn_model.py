@@ -150,10 +150,6 @@ class ModelFnModel(keras.Model):
         """The store's variable named `name` (the one training updates)."""
         return self._store.get(name)
 
-    def tracing_fetches(self, plan: _fetches.FetchPlan) -> Any:
-        """Makes the step traced meanwhile return what `plan` fetches."""
-        return self._trace.tracing_fetches(plan)
-
     @property
     def logs_specs(self) -> dict[str, Any]:
         """Mode -> the structure of one step's logs (from its building trace)."""

@@ -3,8 +3,9 @@
 Keras' `Model.predict` gathers every batch before it returns; `predict()`
 is a generator handing each batch's predictions (or each example's) to the
 caller as soon as they are computed, so it has this loop of its own. Hooks
-and Keras callbacks see Keras' predict order: `on_predict_begin`, then per
-batch `on_predict_batch_begin` / `on_predict_batch_end`, then
+and Keras callbacks see Keras' predict order (`loop.CallbackDriver`, which
+the parameter-server driver calls them through too): `on_predict_begin`,
+then per batch `on_predict_batch_begin` / `on_predict_batch_end`, then
 `on_predict_end`.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from keras_estimator._src.engine.loop import CallbackDriver
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
 from keras_estimator._src.engine.run_plan import RunState
 
@@ -45,28 +47,27 @@ def run_prediction(
             at a time) the predictions' batch lengths differ.
     """
     model.stop_predicting = False
+    driver = CallbackDriver(callbacks, "predict")
     # The state is the model's only while this generator runs, not while
     # it is suspended at a yield.
     run = RunState()
     with model.running(run):
-        callbacks.on_predict_begin()
-    batch = 0
+        driver.begin()
     while not model.stop_predicting:
         with model.running(run):
-            callbacks.on_predict_batch_begin(batch)
+            driver.batch_begin()
             try:
                 outputs = predict_function(input_box[0])
             except StopIteration:
                 break
-            callbacks.on_predict_batch_end(batch, {"outputs": outputs})
-        batch += 1
+            driver.batch_end({"outputs": outputs})
         outputs = _select_keys(outputs, keys)
         if yield_single_examples:
             yield from _split_examples(outputs)
         else:
             yield tf.nest.map_structure(lambda t: t.numpy(), outputs)
     with model.running(run):
-        callbacks.on_predict_end()
+        driver.end()
 
 
 def _select_keys(outputs: Any, keys: Sequence[str] | None) -> Any:

@@ -23,9 +23,10 @@ ClusterCoordinator path, so it cannot host this strategy. The driver here is
 small and keeps everything else of `Estimator.train` the same: the model_fn's
 train step (`ModelFnModel.train_step`), the variable store, and the callback
 list `Estimator.train` builds (the stop-at-step, one `HookCallback` with every
-hook, the Keras callbacks), called in Keras' order: `on_train_begin`,
-`on_epoch_begin`, then per run `on_train_batch_begin` / `on_train_batch_end`
-(logs hold `loss` and `global_step`), `on_epoch_end`, `on_train_end`. So
+hook, the Keras callbacks), called through `loop.CallbackDriver` in Keras'
+order: `on_train_begin`, `on_epoch_begin`, then per run
+`on_train_batch_begin` / `on_train_batch_end` (logs hold `loss` and
+`global_step`), `on_epoch_end`, `on_train_end`. So
 hooks, checkpoints, summaries, logging and stopping behave as in local
 training.
 
@@ -94,7 +95,11 @@ from keras_estimator._src.engine.fused_loop import (
     NAN_STEP_KEY,
 )
 from keras_estimator._src.engine.run_plan import RunState
-from keras_estimator._src.engine.step_functions import FETCHES_KEY
+from keras_estimator._src.engine.step_functions import (
+    FETCHES_KEY,
+    fetch_plan_key,
+    fetching_step,
+)
 from keras_estimator._src.engine.variable_store import VariableStore
 
 logger = logging.getLogger("keras_estimator")
@@ -249,17 +254,12 @@ class _Steps:
         self._current_spec = self.logs_spec(element_spec)
 
     def fetching(self, plan: _fetches.FetchPlan) -> Any:
-        """A step that also returns what the hooks' `plan` fetches."""
-        key = (tuple(plan.keys), tuple(id(v) for v in plan.variables.values()))
+        """A step that also returns what the hooks' `plan` fetches (`fetching_step`)."""
+        key = fetch_plan_key(plan)
         function = self._fetching.get(key)
         if function is None:
-            model = self._model
-
-            def step_with_fetches(iterator: Any) -> Any:
-                with model.tracing_fetches(plan):
-                    return self.one_step(next(iterator))
-
-            function = tf.function(step_with_fetches, autograph=False)
+            step = fetching_step(self._model.trace, self.one_step, plan)
+            function = tf.function(step, autograph=False)
             self._fetching[key] = function
         return function
 
@@ -320,17 +320,15 @@ def _sigterm_check(callbacks: list[Any]) -> Callable[[], bool] | None:
 
 def _drive(model: Any, runner: _Runner, state: RunState, callbacks: list[Any]) -> None:
     """The loop: Keras `fit`'s callback calls around each scheduled run."""
-    callback_list = keras.callbacks.CallbackList(callbacks, model=model)
+    driver = _loop.CallbackDriver(keras.callbacks.CallbackList(callbacks, model=model), "train")
     model.stop_training = False
     logs: dict[str, Any] = {}
-    callback_list.on_train_begin()
-    callback_list.on_epoch_begin(0)
-    batch = 0
+    driver.begin()
     while not model.stop_training:
         planned = _loop.plan_steps(callbacks, state.value)
         if planned <= 0:
             break
-        callback_list.on_train_batch_begin(batch)
+        driver.batch_begin()
         planned, steps_run, run_logs = runner.run(planned, state.fetches)
         state.last_run_steps = steps_run
         state.nan_loss_step = run_logs.pop(NAN_STEP_KEY, None)
@@ -344,12 +342,10 @@ def _drive(model: Any, runner: _Runner, state: RunState, callbacks: list[Any]) -
             logs = run_logs
             state.value = int(logs[GLOBAL_STEP_KEY])
             state.last_loss = float(logs[LOSS_KEY])
-        callback_list.on_train_batch_end(batch, logs)
-        batch += 1
+        driver.batch_end(logs)
         if steps_run < planned:
             break  # a worker's input ended
-    callback_list.on_epoch_end(0, logs)
-    callback_list.on_train_end(logs)
+    driver.end(logs)
 
 
 class _Runner:

@@ -383,12 +383,7 @@ class StepFunctions:
         shared_for: Callable[[Any, tuple[str, ...] | None], Any],
     ) -> tuple[int, dict[str, Any]]:
         """Runs one step that also returns the values hooks asked for."""
-        key = (
-            kind,
-            tuple(plan.keys),
-            tuple(id(v) for v in plan.variables.values()),
-            self._spec_key(iterator),
-        )
+        key = (kind, *fetch_plan_key(plan), self._spec_key(iterator))
         call = self._fetching_functions.get(key)
         if call is None:
             directories = summary_dirs(plan.keys)
@@ -401,17 +396,9 @@ class StepFunctions:
             fetching = (
                 None if shared is None else self._shared_fetching(shared, plan, bool(directories))
             )
-
-            def step_with_fetches(iterator: Any) -> Any:
-                if fetching is not None:
-                    return fetching(iterator.get_next())
-                with self._trace.tracing_fetches(plan):
-                    return one_step(iterator.get_next())
-
+            step = fetching_step(self._trace, one_step, plan, fetching)
             call = step_call.StepCall(
-                tf.function(step_with_fetches, autograph=False).get_concrete_function(
-                    iterator
-                )
+                tf.function(step, autograph=False).get_concrete_function(iterator)
             )
             self._fetching_functions[key] = call
         try:
@@ -659,6 +646,41 @@ class StepFunctions:
             return logs
 
         return function
+
+
+def fetch_plan_key(plan: _fetches.FetchPlan) -> tuple[Any, ...]:
+    """What tells one fetching step from another: the keys and the variables fetched."""
+    return (tuple(plan.keys), tuple(id(v) for v in plan.variables.values()))
+
+
+def fetching_step(
+    trace: ModelFnTrace,
+    one_step: Callable[[Any], dict[str, Any]],
+    plan: _fetches.FetchPlan,
+    shared: Callable[[Any], dict[str, Any]] | None = None,
+) -> Callable[[Any], dict[str, Any]]:
+    """The fetching step: one step on an iterator's next element, whose logs
+    also hold what `plan` fetches (under `FETCHES_KEY`).
+
+    One machine's train and test functions and the parameter-server workers'
+    scheduled steps are built from it alike; each caller compiles and caches
+    it per `fetch_plan_key` (and input).
+
+    Args:
+        trace: the model_fn's trace; `one_step` is traced fetching `plan`.
+        one_step: the step of one element (over the replicas), returning its logs.
+        plan: the hooks' fetches.
+        shared: a step of one shared trace that already returns the fetches
+            (one machine's training, `_SharedStep`); used instead when given.
+    """
+
+    def step_with_fetches(iterator: Any) -> dict[str, Any]:
+        if shared is not None:
+            return shared(iterator.get_next())
+        with trace.tracing_fetches(plan):
+            return one_step(iterator.get_next())
+
+    return step_with_fetches
 
 
 def _is_default_strategy(strategy: tf.distribute.Strategy) -> bool:

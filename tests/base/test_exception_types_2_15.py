@@ -119,3 +119,58 @@ def test_variables_before_training_keep_2_15s_phrase(tmp_path, call):
         match=r"Could not find trained model in model_dir: .* has no checkpoint yet",
     ):
         getattr(est, call)(*args)
+
+
+# estimator_test.py (tf.estimator v2.15.0) cases run through a shim against
+# this package, each with 2.15's pattern.
+
+
+def test_a_bad_config_is_reported_before_a_missing_model_fn():
+    with pytest.raises(ValueError, match=r"an instance of `RunConfig`"):
+        ke.Estimator(model_fn=None, config="NotARunConfig")
+
+
+def test_params_for_a_model_fn_without_params_keeps_2_15s_phrase():
+    with pytest.raises(
+        ValueError,
+        match=r"^model_fn \(.*\) does not include params argument, but params "
+        r"\(\{'a': 1\}\) is passed to Estimator",
+    ):
+        ke.Estimator(model_fn=_model_fn, params={"a": 1})
+
+
+def test_two_model_dirs_keep_2_15s_phrase(tmp_path):
+    with pytest.raises(
+        ValueError,
+        match=r"^`model_dir` are set both in constructor and `RunConfig`, but "
+        r"with different values",
+    ):
+        ke.Estimator(
+            model_fn=_model_fn,
+            model_dir=str(tmp_path / "a"),
+            config=ke.RunConfig(model_dir=str(tmp_path / "b")),
+        )
+
+
+def test_saving_listeners_without_a_checkpoint_saver_are_refused(tmp_path):
+    # 2.15 refused them: no CheckpointSaverHook would ever call them. Here
+    # they were taken and never called.
+    class Listener(ke.CheckpointSaverListener):
+        calls = 0
+
+        def after_save(self, session, global_step_value):
+            Listener.calls += 1
+
+    est = ke.Estimator(
+        model_fn=_model_fn,
+        model_dir=str(tmp_path),
+        config=ke.RunConfig(save_checkpoints_steps=None, save_checkpoints_secs=None),
+    )
+    with pytest.raises(
+        ValueError, match=r"^There should be a CheckpointSaverHook to use saving_listeners"
+    ):
+        est.train(_input_fn, steps=1, saving_listeners=[Listener()])
+    # With a saver hook of the program's own, they attach to it, as in 2.15.
+    saver = ke.CheckpointSaverHook(str(tmp_path), save_steps=1)
+    est.train(_input_fn, steps=1, hooks=[saver], saving_listeners=[Listener()])
+    assert Listener.calls >= 1

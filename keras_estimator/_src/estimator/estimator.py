@@ -97,7 +97,7 @@ class Estimator:
         warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
     ) -> None:
         graph_mode.check_eager_execution()
-        self._model_fn_args = fn_args.validate_model_fn(model_fn)
+        # The config first, then model_fn, in 2.15's order.
         if config is None:
             config = RunConfig()
         elif not isinstance(config, RunConfig):
@@ -105,12 +105,14 @@ class Estimator:
                 "config must be an instance of `RunConfig`, but provided "
                 f"{config!r} ({type(config).__name__}). Pass keras_estimator.RunConfig(...)."
             )
+        self._model_fn_args = fn_args.validate_model_fn(model_fn)
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params must be a dict or None, got {type(params).__name__}.")
         if params and "params" not in self._model_fn_args:
             raise ValueError(
-                f"params {sorted(params)} were given but model_fn does not take a "
-                "`params` argument. Add `params` to model_fn's parameters."
+                f"model_fn ({model_fn!r}) does not include params argument, but "
+                f"params ({params!r}) is passed to Estimator. Add `params` to "
+                "model_fn's parameters, or pass no params."
             )
         self._model_dir = _resolve_model_dir(model_dir, config)
         self._config = config.replace(model_dir=self._model_dir)
@@ -306,6 +308,16 @@ class Estimator:
             for hook in [*user_hooks, *spec_hooks[num_chief:], *spec_hooks[:num_chief]]
             if isinstance(hook, CheckpointSaverHook)
         ]
+        config = self._config
+        saves = bool(config.save_checkpoints_steps or config.save_checkpoints_secs)
+        if listeners and not own_savers and not saves:
+            # As in 2.15: listeners with no checkpoint saver would never run.
+            raise ValueError(
+                "There should be a CheckpointSaverHook to use saving_listeners. "
+                "Please set one of the RunConfig.save_checkpoints_steps or "
+                f"RunConfig.save_checkpoints_secs (both are None here), or pass "
+                f"a CheckpointSaverHook in hooks; got saving_listeners={listeners!r}."
+            )
         chief_hooks, counters = self._default_hooks(
             model, listeners, with_saver=not own_savers
         )
@@ -946,7 +958,8 @@ def _resolve_model_dir(
     given = os.fspath(model_dir) if model_dir is not None else None
     if given is not None and config.model_dir and given != config.model_dir:
         raise ValueError(
-            f"model_dir={given!r} differs from RunConfig.model_dir="
+            "`model_dir` are set both in constructor and `RunConfig`, but with "
+            f"different values. In constructor: {given!r}, in `RunConfig`: "
             f"{config.model_dir!r}. Set only one of them, or make them equal."
         )
     resolved = given or config.model_dir

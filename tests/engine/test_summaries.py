@@ -41,10 +41,12 @@ def test_summaries_every_save_summary_steps(tmp_path):
     est.train(input_fn(X, Y), steps=25)
     events = load(tmp_path)
     tags = events.Tags()
-    # TF2 summaries (loss, model_fn's tf.summary) are tensor events,
-    # labelled with the step after the one computing them, as tf.estimator
-    # 2.15 labelled them (its run of this program: 1, 11, 21).
-    assert tensor_steps(events, "loss") == [1, 11, 21]
+    # Summaries are labelled with the step after the one computing them, as
+    # tf.estimator 2.15 labelled them (its run of this program: 1, 11, 21).
+    # The loss is a TF1 simple value, as 2.15 wrote it; model_fn's TF2
+    # summaries are tensor events.
+    assert [e.step for e in events.Scalars("loss")] == [1, 11, 21]
+    assert "loss" not in tags["tensors"]
     assert tensor_steps(events, "v2_mean_feature") == [1, 11, 21]
     # TF1 summaries are written as 2.15 wrote them: simple values and
     # histogram protos.
@@ -53,8 +55,8 @@ def test_summaries_every_save_summary_steps(tmp_path):
     assert "v1_features" in tags["histograms"]
     # The loss written is the loss of the step at that global step.
     v1 = [e.value for e in events.Scalars("v1_loss_copy")]
-    v2 = [float(tf.make_ndarray(e.tensor_proto)) for e in events.Tensors("loss")]
-    np.testing.assert_allclose(v1, v2, rtol=1e-6)
+    loss = [e.value for e in events.Scalars("loss")]
+    np.testing.assert_allclose(v1, loss, rtol=1e-6)
     # global_step/sec from the step counter, as tf.estimator wrote it (a
     # simple value, which this reader keeps apart from tensors).
     assert [e.step for e in events.Scalars("global_step/sec")] == [11, 21]
@@ -72,7 +74,7 @@ def test_summaries_continue_after_resume(tmp_path):
     make().train(input_fn(X, Y), steps=7)
     make().train(input_fn(X, Y), steps=7)
     # tf.estimator 2.15 wrote this program's losses at 1, 6, 8, 13.
-    assert sorted(tensor_steps(load(tmp_path), "loss")) == [1, 6, 8, 13]
+    assert sorted(e.step for e in load(tmp_path).Scalars("loss")) == [1, 6, 8, 13]
 
 
 def test_no_summaries_when_disabled(tmp_path):
@@ -83,7 +85,8 @@ def test_no_summaries_when_disabled(tmp_path):
         config=ke.RunConfig(save_summary_steps=0, log_step_count_steps=None),
     )
     est.train(input_fn(X, Y), steps=5)
-    assert "loss" not in load(tmp_path).Tags()["tensors"]
+    tags = load(tmp_path).Tags()
+    assert "loss" not in tags["scalars"] + tags["tensors"]
 
 
 def test_eval_metrics_in_eval_dirs(tmp_path):
@@ -93,8 +96,9 @@ def test_eval_metrics_in_eval_dirs(tmp_path):
     named = est.evaluate(input_fn(X, Y, repeat=False), name="holdout")
     for directory, expected in ((tmp_path / "eval", results), (tmp_path / "eval_holdout", named)):
         events = load(directory)
-        assert tensor_steps(events, "accuracy") == [3]
-        value = float(tf.make_ndarray(events.Tensors("accuracy")[0].tensor_proto))
+        # Simple values, as 2.15 wrote them.
+        assert [e.step for e in events.Scalars("accuracy")] == [3]
+        value = events.Scalars("accuracy")[0].value
         assert abs(value - expected["accuracy"]) < 1e-6
 
 
@@ -194,11 +198,8 @@ def test_summary_values_are_the_steps_before_labelled_as_2_15(tmp_path):
         ("wabs", [0.0, 0.676037, 1.202761]),
         ("loss", [1.098612, 0.982869, 0.772067]),
     ):
-        if tag == "wabs":  # a TF1 summary: a simple value, as in 2.15
-            steps = [e.step for e in events.Scalars(tag)]
-            values = [e.value for e in events.Scalars(tag)]
-        else:
-            steps = tensor_steps(events, tag)
-            values = [float(tf.make_ndarray(e.tensor_proto)) for e in events.Tensors(tag)]
+        # A TF1 summary and the loss: simple values, as in 2.15.
+        steps = [e.step for e in events.Scalars(tag)]
+        values = [e.value for e in events.Scalars(tag)]
         assert steps == [1, 6, 11]
         np.testing.assert_allclose(values, expected, atol=2e-6)

@@ -21,7 +21,13 @@ def _events(directory):
     ]
 
 
-def test_numbers_are_written_in_one_event_as_tf_summary_scalar_writes_them(tmp_path):
+def test_numbers_are_written_in_one_event_as_tf1_simple_values_as_2_15_wrote_them(tmp_path):
+    """2.15's eval files hold each number as a TF1 `simple_value`, no plugin metadata.
+
+    (Checked on a DNNRegressor's evaluate() in tf.estimator 2.15: average_loss,
+    label/mean, loss and prediction/mean are all `simple_value`.) Readers
+    looping over `value.simple_value` found them; a tensor summary reads 0.0 there.
+    """
     results = {
         "loss": 0.5,
         "accuracy": np.float32(0.75),
@@ -33,21 +39,30 @@ def test_numbers_are_written_in_one_event_as_tf_summary_scalar_writes_them(tmp_p
     writer = tf.summary.create_file_writer(str(tmp_path / "ours"))
     eval_summary.write(results, 200, writer)
     writer.close()
-    reference = tf.summary.create_file_writer(str(tmp_path / "scalar"))
-    with reference.as_default():
-        for key, value in results.items():
-            if key != "global_step":
-                tf.summary.scalar(key, value, step=200)
-    reference.close()
 
     (event,) = _events(tmp_path / "ours")
     assert event.step == 200
-    expected = [
-        value for e in _events(tmp_path / "scalar") for value in e.summary.value
+    assert [v.tag for v in event.summary.value] == ["loss", "accuracy", "auc", "count", "flag"]
+    assert [v.WhichOneof("value") for v in event.summary.value] == ["simple_value"] * 5
+    assert not any(v.HasField("metadata") for v in event.summary.value)
+    assert [v.simple_value for v in event.summary.value] == [
+        0.5, 0.75, np.float32(0.123456789), 3.0, 1.0
     ]
-    assert [v.tag for v in expected] == ["loss", "accuracy", "auc", "count", "flag"]
-    assert list(event.summary.value) == expected
-    assert tf.make_ndarray(event.summary.value[2].tensor) == np.float32(0.123456789)
+
+
+def test_evaluate_writes_simple_values_that_summary_iterator_readers_find(tmp_path):
+    x, y = make_data()
+    estimator = ke.Estimator(mlp_model_fn, model_dir=str(tmp_path), params={"hidden": [4]})
+    estimator.train(input_fn(x, y), steps=2)
+    results = estimator.evaluate(input_fn(x, y, repeat=False))
+    read = {
+        v.tag: v.simple_value
+        for event in _events(tmp_path / "eval")
+        for v in event.summary.value
+        if v.WhichOneof("value") == "simple_value"
+    }
+    assert read["loss"] == np.float32(results["loss"])
+    assert read["loss"] > 0
 
 
 def test_evaluate_writes_its_metrics_once_per_call(tmp_path):
@@ -63,7 +78,7 @@ def test_evaluate_writes_its_metrics_once_per_call(tmp_path):
     events = _events(est.eval_dir())
     assert len(events) == 2 and {e.step for e in events} == {2}
     for event, result in zip(events, results, strict=True):
-        values = {v.tag: float(tf.make_ndarray(v.tensor)) for v in event.summary.value}
+        values = {v.tag: v.simple_value for v in event.summary.value}
         assert "global_step" not in values
         assert values == {
             k: np.float32(v) for k, v in result.items() if k != "global_step"
@@ -134,7 +149,7 @@ def test_an_eval_dir_deleted_between_calls_gets_a_new_file_not_lost_summaries(tm
     result = est.evaluate(input_fn(x, y, repeat=False))
     (event,) = _events(est.eval_dir())
     assert event.step == 2
-    values = {v.tag: float(tf.make_ndarray(v.tensor)) for v in event.summary.value}
+    values = {v.tag: v.simple_value for v in event.summary.value}
     assert values["loss"] == np.float32(result["loss"])
     for path in _event_files(est.eval_dir()):
         os.remove(path)

@@ -190,11 +190,11 @@ def test_no_event_file_stays_open_and_summaries_continue(tmp_path):
     # The same Estimator, its traced steps reused, writes on.
     est.train(input_fn(X, Y), steps=7)
     assert _event_files_open(tmp_path) == []
-    events = EventAccumulator(str(tmp_path), size_guidance={"tensors": 0})
+    events = EventAccumulator(str(tmp_path), size_guidance={"scalars": 0})
     events.Reload()
     # Each train() starts its summary timer anew, as tf.estimator's did.
     # Labelled with the step after the run, as tf.estimator 2.15 wrote them.
-    assert sorted(e.step for e in events.Tensors("loss")) == [1, 6, 8, 13]
+    assert sorted(e.step for e in events.Scalars("loss")) == [1, 6, 8, 13]
 
 
 def _resident_mb():

@@ -186,8 +186,7 @@ def write(results: dict[str, Any], step: int, writer: Any) -> None:
     """Writes `results` at `step` through the `tf.summary` file writer `writer`.
 
     The numbers go in one event, as tf.estimator 2.15 wrote them in one,
-    each value as `tf.summary.scalar` writes it (a float32 tensor for the
-    `scalars` plugin). Built here and written by one op: through
+    each as a TF1 `simple_value`. Built here and written by one op: through
     `tf.summary.scalar`, each number cost as much as the rest of a small
     model's evaluation step.
     """
@@ -211,16 +210,13 @@ _NUMBERS = (bool, int, float, np.number, np.bool_)
 
 
 def _scalar_value(key: str, value: Any) -> Any:
-    """The summary value `tf.summary.scalar(key, value)` writes."""
-    number = np.float32(value)
-    tensor = tf.make_tensor_proto(number)
-    # The writer's own encoding: the bytes in tensor_content.
-    tensor.ClearField("float_val")
-    tensor.tensor_content = number.tobytes()
-    metadata = tf.compat.v1.SummaryMetadata(
-        plugin_data=tf.compat.v1.SummaryMetadata.PluginData(plugin_name="scalars")
-    )
-    return tf.compat.v1.Summary.Value(tag=key, tensor=tensor, metadata=metadata)
+    """The summary value 2.15 wrote for a number: a TF1 `simple_value`.
+
+    Readers of 2.15's eval files (`summary_iterator` loops over
+    `value.simple_value`, `EventAccumulator.Scalars`) find it there;
+    TensorBoard's scalars plugin shows it as it shows `tf.summary.scalar`'s.
+    """
+    return tf.compat.v1.Summary.Value(tag=key, simple_value=float(value))
 
 
 def _write_others(results: dict[str, Any], step: int) -> None:

@@ -174,3 +174,38 @@ def test_saving_listeners_without_a_checkpoint_saver_are_refused(tmp_path):
     saver = ke.CheckpointSaverHook(str(tmp_path), save_steps=1)
     est.train(_input_fn, steps=1, hooks=[saver], saving_listeners=[Listener()])
     assert Listener.calls >= 1
+
+
+def _predicting(tmp_path, predictions_of):
+    def model_fn(features, labels, mode):
+        step = tf.compat.v1.train.get_or_create_global_step()
+        loss = tf.reduce_sum(features["x"]) * 0.0
+        return ke.EstimatorSpec(
+            mode,
+            loss=loss,
+            train_op=tf.compat.v1.assign_add(step, 1),
+            predictions=predictions_of(features),
+        )
+
+    est = ke.Estimator(model_fn=model_fn, model_dir=str(tmp_path))
+    est.train(_input_fn, steps=1)
+    return est
+
+
+def test_predict_keys_for_a_single_tensor_keep_2_15s_phrase(tmp_path):
+    est = _predicting(tmp_path, lambda features: features["x"])
+    with pytest.raises(
+        ValueError,
+        match=r"^predict_keys argument is not valid in case of non-dict predictions",
+    ):
+        next(est.predict(_input_fn, predict_keys=["y"]))
+
+
+def test_predictions_of_different_batch_lengths_keep_2_15s_phrase(tmp_path):
+    est = _predicting(
+        tmp_path, lambda f: {"y1": f["x"][:1], "y2": f["x"]}
+    )
+    with pytest.raises(
+        ValueError, match=r"^Batch length of predictions should be same"
+    ):
+        next(est.predict(_input_fn))

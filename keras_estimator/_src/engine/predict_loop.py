@@ -84,8 +84,9 @@ def _select_keys(outputs: Any, keys: Sequence[str] | None) -> Any:
     keys = list(keys)
     if not isinstance(outputs, dict):
         raise ValueError(
-            f"predict_keys={keys} given but model_fn's predictions are a "
-            "single tensor, not a dict. Drop predict_keys."
+            "predict_keys argument is not valid in case of non-dict "
+            f"predictions: predict_keys={keys} given but model_fn's predictions "
+            "are a single tensor, not a dict. Drop predict_keys."
         )
     selected = {k: outputs[k] for k in keys if k in outputs}
     if not selected:
@@ -105,7 +106,7 @@ def _split_examples(outputs: Any) -> Iterator[Any]:
     batch = set(sizes.values())
     if len(batch) != 1 or None in batch:
         raise ValueError(
-            f"Batch length of predictions should be the same for every key; got "
+            f"Batch length of predictions should be same for every key; got "
             f"{sizes}. Return predictions with a leading batch dimension, or call "
             "predict(..., yield_single_examples=False)."
         )

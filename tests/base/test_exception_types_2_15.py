@@ -209,3 +209,19 @@ def test_predictions_of_different_batch_lengths_keep_2_15s_phrase(tmp_path):
         ValueError, match=r"^Batch length of predictions should be same"
     ):
         next(est.predict(_input_fn))
+
+
+def test_train_on_an_evaluator_task_keeps_2_15s_error(tmp_path, monkeypatch):
+    # 2.15 refused it; here it ran a step that no checkpoint kept.
+    monkeypatch.setenv(
+        "TF_CONFIG",
+        '{"cluster": {"chief": ["localhost:1"], "worker": ["localhost:2"]}, '
+        '"task": {"type": "evaluator", "index": 0}}',
+    )
+    est = ke.Estimator(model_fn=_model_fn, model_dir=str(tmp_path))
+    assert est.config.task_type == "evaluator"
+    with pytest.raises(
+        ValueError, match=r"^Train has been called wrong configuration"
+    ):
+        est.train(_input_fn, steps=1)
+    assert est.latest_checkpoint() is None

@@ -235,6 +235,16 @@ class Estimator:
             ValueError: another trainer holds model_dir's lock.
             TypeError: `progress` is not a bool or None.
         """
+        if self._config.task_type == "evaluator":
+            # As in 2.15: an evaluator task only evaluates (train() on it ran
+            # steps that no checkpoint kept).
+            raise ValueError(
+                "Train has been called wrong configuration. Please use "
+                "tf.estimator.train_and_evaluate which calls proper API according "
+                f"to given configuration. This task is the cluster's evaluator "
+                f"(TF_CONFIG task type {self._config.task_type!r}), which "
+                "evaluates the chief's checkpoints and does not train."
+            )
         steps, max_steps = check_steps(steps, max_steps)
         show_progress = _progress.check_progress(progress)
         user_hooks, user_callbacks = _hooks_and_callbacks(hooks, callbacks)

@@ -5,6 +5,7 @@ import os
 import shutil
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
@@ -36,9 +37,7 @@ def test_numbers_are_written_in_one_event_as_tf1_simple_values_as_2_15_wrote_the
         "flag": True,
         "global_step": 200,
     }
-    writer = tf.summary.create_file_writer(str(tmp_path / "ours"))
-    eval_summary.write(results, 200, writer)
-    writer.close()
+    eval_summary.write_to_directory(results, 200, str(tmp_path / "ours"))
 
     (event,) = _events(tmp_path / "ours")
     assert event.step == 200
@@ -90,13 +89,32 @@ def test_arrays_and_serialized_summaries_are_written_beside_the_numbers(tmp_path
         value=[tf.compat.v1.Summary.Value(tag="x", simple_value=2.0)]
     ).SerializeToString()
     results = {"loss": 0.5, "matrix": np.eye(2), "image": image, "skip": None}
-    writer = tf.summary.create_file_writer(str(tmp_path))
-    eval_summary.write(results, 7, writer)
-    writer.close()
-    events = _events(tmp_path)
-    assert {e.step for e in events} == {7}
-    tags = [value.tag for e in events for value in e.summary.value]
-    assert sorted(tags) == ["image/0", "loss", "matrix"]
+    eval_summary.write_to_directory(results, 7, str(tmp_path))
+    # One event, as 2.15's one add_summary call wrote.
+    (event,) = _events(tmp_path)
+    assert event.step == 7
+    values = {value.tag: value for value in event.summary.value}
+    assert sorted(values) == ["image/0", "loss", "matrix"]
+    assert values["image/0"].simple_value == 2.0
+    np.testing.assert_array_equal(tf.make_ndarray(values["matrix"].tensor), np.eye(2))
+
+
+def test_event_records_carry_tfrecord_checksums_tensorflow_verifies(tmp_path):
+    # The CRC-32C check value of "123456789".
+    assert eval_summary._crc32c(b"123456789") == 0xE3069283
+    for step in (1, 2):
+        eval_summary.write_to_directory({"loss": float(step)}, step, str(tmp_path))
+    (path,) = _event_files(tmp_path)
+    records = list(tf.data.TFRecordDataset(path).as_numpy_iterator())
+    events = [tf.compat.v1.Event.FromString(record) for record in records]
+    assert events[0].file_version == "brain.Event:2"
+    assert [(e.step, e.summary.value[0].simple_value) for e in events[1:]] == [(1, 1.0), (2, 2.0)]
+    # A flipped byte is caught by the reader's checksum.
+    data = bytearray(open(path, "rb").read())
+    data[-6] ^= 0xFF
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(tf.errors.DataLossError):
+        list(tf.data.TFRecordDataset(path).as_numpy_iterator())
 
 
 def _event_files(directory):

@@ -11,17 +11,20 @@ skipped with a warning. `global_step` itself is not written.
 at ...", "Saving dict for global step N: ..."), with numbers in numpy's text
 of their dtype, as 2.15 printed its float32 results.
 
-As 2.15's `FileWriterCache` did, a process keeps one event file open per
-eval directory: every `evaluate()` of every Estimator in the process that
-writes to `eval/` (or `eval_<name>/`) appends to the same file.
+As with 2.15's `FileWriterCache`, a process keeps one event file per eval
+directory: every `evaluate()` of every Estimator in the process that writes
+to `eval/` (or `eval_<name>/`) appends to the same file, which is closed
+between evaluations.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
+import itertools
 import logging
 import os
+import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -30,8 +33,6 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 from google.protobuf import message as _message
-
-from keras_estimator._src.tf_internals import summary_writers
 
 logger = logging.getLogger("keras_estimator")
 
@@ -94,140 +95,37 @@ def numpy_text(value: Any) -> str:
 
 
 def write_to_directory(results: dict[str, Any], step: int, directory: str) -> None:
-    """Writes `results` at `step` to the event file this process keeps in `directory`.
+    """Appends `results` at `step` to the event file this process keeps in `directory`.
+
+    The file is opened for each evaluation and closed after it, so no event
+    file stays open between calls, yet a process's evaluations of one
+    directory share one file, as 2.15's `FileWriterCache` made them share.
 
     Raises:
         OSError, tf.errors.OpError: the directory or file cannot be written;
             the next call starts a new file.
     """
-    writer = _WRITERS.writer(directory)
-    try:
-        write(results, step, writer)
-        writer.flush()
-    except (OSError, tf.errors.OpError):
-        _WRITERS.forget(directory)
-        raise
+    _EVENT_FILES.append(directory, [_event(step, summary_proto(results))])
 
 
-class _EvalWriters:
-    """One open `tf.summary` file writer per eval directory, for the process.
+def summary_proto(results: Mapping[str, Any]) -> Any:
+    """The `Summary` 2.15 wrote for an evaluation's results, as one proto.
 
-    tf.estimator 2.15 took its eval writer from `FileWriterCache`, so a
-    process wrote all its evaluations of one directory into one event file.
-    Writers are kept by directory (as given, normalized for local paths); at
-    most `capacity` stay open, the least recently used being closed first (a
-    directory evaluated again after that starts a new file). A writer whose
-    file was deleted, or whose directory was, is replaced by a new one: 2.15's
-    writer went on writing into the deleted file and the summaries were lost.
+    Numbers (not numpy bools) as TF1 `simple_value`s; bytes that parse as a
+    serialized `Summary` as its values, tagged `<key>/<i>`; numpy arrays as
+    tensors. `global_step` and None are left out; other values are skipped
+    with a warning, as 2.15 skipped them.
     """
-
-    def __init__(self, capacity: int = 32) -> None:
-        self._capacity = capacity
-        self._lock = threading.Lock()
-        # directory -> (writer, path of its event file or None if unknown).
-        self._open: collections.OrderedDict[str, tuple[Any, str | None]] = (
-            collections.OrderedDict()
-        )
-
-    def writer(self, directory: str) -> Any:
-        key = _directory_key(directory)
-        with self._lock:
-            entry = self._open.get(key)
-            if entry is not None and _still_there(directory, entry[1]):
-                self._open.move_to_end(key)
-                return entry[0]
-            if entry is not None:
-                self._close(key)
-            writer, path = _new_writer(directory)
-            self._open[key] = (writer, path)
-            while len(self._open) > self._capacity:
-                self._close(next(iter(self._open)))
-            return writer
-
-    def forget(self, directory: str) -> None:
-        with self._lock:
-            key = _directory_key(directory)
-            if key in self._open:
-                self._close(key)
-
-    def _close(self, key: str) -> None:
-        writer, _ = self._open.pop(key)
-        try:
-            writer.close()
-        except (OSError, tf.errors.OpError):
-            pass  # Its directory is gone: nothing left to flush into.
-
-
-_WRITERS = _EvalWriters()
-
-
-def _directory_key(directory: str) -> str:
-    # Remote paths (gs://...) are kept as given: normpath would fold "//".
-    return directory if "://" in directory else os.path.abspath(directory)
-
-
-def _new_writer(directory: str) -> tuple[Any, str | None]:
-    """A new file writer in `directory`, and the path of its event file if known."""
-    before = set(tf.io.gfile.glob(os.path.join(directory, "events.out.tfevents.*")))
-    with tf.init_scope():
-        writer = tf.summary.create_file_writer(directory)
-    created = set(tf.io.gfile.glob(os.path.join(directory, "events.out.tfevents.*")))
-    new = sorted(created - before)
-    # Another process may have created a file at the same moment: then the
-    # file is not known, and only the directory's existence is checked.
-    return writer, (new[0] if len(new) == 1 else None)
-
-
-def _still_there(directory: str, path: str | None) -> bool:
-    return tf.io.gfile.exists(path if path is not None else directory)
-
-
-def write(results: dict[str, Any], step: int, writer: Any) -> None:
-    """Writes `results` at `step` through the `tf.summary` file writer `writer`.
-
-    The numbers go in one event, as tf.estimator 2.15 wrote them in one,
-    each as a TF1 `simple_value`. Built here and written by one op: through
-    `tf.summary.scalar`, each number cost as much as the rest of a small
-    model's evaluation step.
-    """
-    scalars = tf.compat.v1.Summary()
-    others = False
+    summary = tf.compat.v1.Summary()
     for key, value in results.items():
         if key == _GLOBAL_STEP_KEY or value is None:
             continue
         if isinstance(value, _NUMBERS):
-            scalars.value.append(_scalar_value(key, value))
-        else:
-            others = True
-    if scalars.value:
-        summary_writers.write_summary_proto(writer, scalars.SerializeToString(), step)
-    if others:
-        with writer.as_default():
-            _write_others(results, step)
-
-
-_NUMBERS = (bool, int, float, np.number, np.bool_)
-
-
-def _scalar_value(key: str, value: Any) -> Any:
-    """The summary value 2.15 wrote for a number: a TF1 `simple_value`.
-
-    Readers of 2.15's eval files (`summary_iterator` loops over
-    `value.simple_value`, `EventAccumulator.Scalars`) find it there;
-    TensorBoard's scalars plugin shows it as it shows `tf.summary.scalar`'s.
-    """
-    return tf.compat.v1.Summary.Value(tag=key, simple_value=float(value))
-
-
-def _write_others(results: dict[str, Any], step: int) -> None:
-    """Writes what is not a number to the default summary writer at `step`."""
-    for key, value in results.items():
-        if key == _GLOBAL_STEP_KEY or value is None or isinstance(value, _NUMBERS):
-            continue
-        if isinstance(value, bytes):
-            _write_serialized_summary(key, value, step)
+            summary.value.add(tag=key, simple_value=float(value))
+        elif isinstance(value, bytes):
+            summary.value.extend(_serialized_summary_values(key, value))
         elif isinstance(value, np.ndarray):
-            tf.summary.write(key, tf.constant(value), step=step)
+            summary.value.add(tag=key, node_name=key, tensor=tf.make_tensor_proto(value))
             logger.info(
                 "Summary for np.ndarray %r is written as a tensor summary, which "
                 "TensorBoard does not show by default.",
@@ -240,18 +138,118 @@ def _write_others(results: dict[str, Any], step: int) -> None:
                 key,
                 type(value).__name__,
             )
+    return summary
 
 
-def _write_serialized_summary(key: str, value: bytes, step: int) -> None:
+_NUMBERS = (bool, int, float, np.integer, np.floating)
+
+
+def _serialized_summary_values(key: str, value: bytes) -> list[Any]:
     try:
         summary = tf.compat.v1.Summary.FromString(value)
     except _message.DecodeError:
-        logger.warning(
-            "Skipping summary for %s: its bytes do not parse as a Summary.", key
-        )
-        return
+        logger.warning("Skipping summary for %s: its bytes do not parse as a Summary.", key)
+        return []
     for index, entry in enumerate(summary.value):
         entry.tag = f"{key}/{index}"
-    tf.summary.experimental.write_raw_pb(
-        tf.constant(summary.SerializeToString()), step=step
+    return list(summary.value)
+
+
+def _event(step: int, summary: Any) -> Any:
+    return tf.compat.v1.Event(wall_time=time.time(), step=int(step), summary=summary)
+
+
+class _EventFiles:
+    """The event file this process appends to, per eval directory.
+
+    tf.estimator 2.15 took its eval writer from `FileWriterCache`, so a
+    process wrote all its evaluations of one directory into one event file,
+    and kept it open. Here the file is known by path and appended to, one
+    evaluation at a time. Directories are keyed as given (normalized for
+    local paths). A file that was deleted, or whose directory was, is
+    replaced by a new one (2.15's writer went on writing into the deleted
+    file, and the summaries were lost); so is one on a file system that
+    cannot append (object stores), each evaluation then writing its own file.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._paths: dict[str, str] = {}
+
+    def append(self, directory: str, events: list[Any]) -> None:
+        key = _directory_key(directory)
+        records = b"".join(_record(event.SerializeToString()) for event in events)
+        with self._lock:
+            path = self._paths.pop(key, None)
+            if path is not None and _LOCAL(path) and os.path.exists(path):
+                with open(path, "ab") as file:
+                    file.write(records)
+            else:
+                path = _new_event_file(directory, records)
+            if _LOCAL(path):
+                self._paths[key] = path
+
+
+_EVENT_FILES = _EventFiles()
+
+
+def _LOCAL(path: str) -> bool:  # noqa: N802
+    return "://" not in path
+
+
+def _directory_key(directory: str) -> str:
+    # Remote paths (gs://...) are kept as given: normpath would fold "//".
+    return directory if "://" in directory else os.path.abspath(directory)
+
+
+_FILE_COUNTER = itertools.count()
+
+
+def _new_event_file(directory: str, records: bytes) -> str:
+    """Writes a new event file in `directory`: its version record, then `records`."""
+    tf.io.gfile.makedirs(directory)
+    now = time.time()
+    name = (
+        f"events.out.tfevents.{int(now):010d}.{socket.gethostname()}"
+        f".{os.getpid()}.{next(_FILE_COUNTER)}"
     )
+    path = os.path.join(directory, name)
+    version = tf.compat.v1.Event(wall_time=now, file_version="brain.Event:2")
+    with tf.io.gfile.GFile(path, "wb") as file:
+        file.write(_record(version.SerializeToString()) + records)
+    return path
+
+
+def _record(data: bytes) -> bytes:
+    """`data` framed as a TFRecord: length, its masked CRC, data, its masked CRC."""
+    length = struct.pack("<Q", len(data))
+    return length + struct.pack("<I", _masked_crc(length)) + data + struct.pack(
+        "<I", _masked_crc(data)
+    )
+
+
+def _crc32c_table() -> list[int]:
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+        table.append(crc)
+    return table
+
+
+_CRC_TABLE = _crc32c_table()
+
+
+def _crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli), the checksum TFRecord framing uses."""
+    crc = 0xFFFFFFFF
+    table = _CRC_TABLE
+    for byte in data:
+        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def _masked_crc(data: bytes) -> int:
+    crc = _crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF

@@ -52,6 +52,7 @@ from keras_estimator._src.base.tf_config import TaskType
 from keras_estimator._src.engine.hook_callback import check_hooks
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.export.exporters import Exporter, ExporterProtocol
+from keras_estimator._src.hooks.checkpoint_hooks import CheckpointSaverHook
 from keras_estimator._src.training import cluster as _cluster
 from keras_estimator._src.training.training_evaluation import (
     EvaluateEveryNStepsHook,
@@ -439,10 +440,16 @@ def train_and_evaluate(
             config.save_checkpoints_secs,
             eval_spec.throttle_secs,
         )
+    # Listeners run around checkpoint saves; with no saver (evaluations
+    # every n steps, no checkpoint cadence) the hook above calls the
+    # program's listeners itself, and Estimator.train would refuse them.
+    has_saver = saves_checkpoints or any(
+        isinstance(hook, CheckpointSaverHook) for hook in hooks
+    )
     estimator.train(
         train_spec.input_fn,
         max_steps=train_spec.max_steps,
         hooks=hooks,
-        saving_listeners=[*train_spec.saving_listeners, listener],
+        saving_listeners=[*train_spec.saving_listeners, listener] if has_saver else [],
     )
     return evaluator.metrics, evaluator.export_results

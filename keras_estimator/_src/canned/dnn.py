@@ -19,7 +19,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.base.mode_keys import ModeKeys
-from keras_estimator._src.canned import optimizers
+from keras_estimator._src.canned import optimizers, training_summaries
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.feature_column.parsing_utils import parse_example_spec
 from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
@@ -59,8 +59,13 @@ def dnn_logits(
     dropout: float | None,
     batch_norm: bool,
     mode: str,
+    summary_scope: str = "",
 ) -> tf.Tensor:
-    """The logits of the network the module describes."""
+    """The logits of the network the module describes.
+
+    Each layer's output gets 2.15's training summaries (`canned.training_summaries`),
+    tagged `<summary_scope>dnn/hiddenlayer_<i>/...` and `<summary_scope>dnn/logits/...`.
+    """
     check_features(features, feature_columns)
     training = mode == ModeKeys.TRAIN
     with tf.compat.v1.variable_scope("dnn"):
@@ -78,7 +83,10 @@ def dnn_logits(
                     net = normalization.batch_normalization(
                         net, momentum=0.999, training=training, name=f"batchnorm_{index}"
                     )
-        return dense.dense(net, logits_dimension, name="logits")
+            training_summaries.layer(f"{summary_scope}dnn/hiddenlayer_{index}", net)
+        logits = dense.dense(net, logits_dimension, name="logits")
+        training_summaries.layer(f"{summary_scope}dnn/logits", logits)
+        return logits
 
 
 def canned_model_fn(

@@ -22,7 +22,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.canned import optimizers
+from keras_estimator._src.canned import optimizers, training_summaries
 from keras_estimator._src.canned.dnn import (
     check_dropout,
     check_feature_columns,
@@ -60,6 +60,9 @@ class WideAndDeep:
     dropout: float | None
     batch_norm: bool
     sparse_combiner: str
+    # The v1 classes' training summaries sit under one more scope
+    # (`dnn/dnn/...`, `linear/bias`, `linear/linear/...`), as in 2.15.
+    v1_summary_scopes: bool = False
 
     @classmethod
     def checked(
@@ -130,16 +133,23 @@ class WideAndDeep:
                     self.dropout,
                     self.batch_norm,
                     mode,
+                    "dnn/" if self.v1_summary_scopes else "",
                 )
             )
             dnn_variables = _trainable_since(before)
         if self.linear_columns:
+            linear_scope = "linear/" if self.v1_summary_scopes else ""
             before = {id(v) for v in tf.compat.v1.trainable_variables()}
             logits.append(
                 linear_logits(
-                    features, self.linear_columns, logits_dimension, self.sparse_combiner
+                    features,
+                    self.linear_columns,
+                    logits_dimension,
+                    self.sparse_combiner,
+                    linear_scope,
                 )
             )
+            training_summaries.layer(f"{linear_scope}linear", logits[-1])
             linear_variables = _trainable_since(before)
         summed = tf.add_n(logits) if len(logits) > 1 else logits[0]
         return summed, dnn_variables, linear_variables

@@ -17,7 +17,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.canned import optimizers
+from keras_estimator._src.canned import optimizers, training_summaries
 from keras_estimator._src.canned.dnn import (
     canned_model_fn,
     check_feature_columns,
@@ -52,16 +52,29 @@ def linear_logits(
     feature_columns: Sequence[Any],
     logits_dimension: int,
     sparse_combiner: str,
+    summary_scope: str = "",
 ) -> tf.Tensor:
-    """The linear model's logits under 2.15's variable names."""
+    """The linear model's logits under 2.15's variable names.
+
+    With 2.15's training summaries of its bias and weights
+    (`canned.training_summaries`), tagged `<summary_scope>bias` and
+    `<summary_scope>fraction_of_zero_weights`.
+    """
     check_features(features, feature_columns)
+    before = {id(v) for v in tf.compat.v1.trainable_variables()}
     with tf.compat.v1.variable_scope("linear"), deprecation_notices.quiet():
-        return tf.compat.v1.feature_column.linear_model(
+        logits = tf.compat.v1.feature_column.linear_model(
             features,
             list(feature_columns),
             units=logits_dimension,
             sparse_combiner=sparse_combiner,
         )
+    created = [v for v in tf.compat.v1.trainable_variables() if id(v) not in before]
+    biases = [v for v in created if v.name.startswith("linear/linear_model/bias_weights")]
+    if biases:
+        weights = [v for v in created if v is not biases[0]]
+        training_summaries.linear_model(summary_scope, biases[0], weights)
+    return logits
 
 
 def linear_model_fn(

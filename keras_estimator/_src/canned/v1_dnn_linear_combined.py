@@ -21,6 +21,7 @@ variable whole.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -112,6 +113,7 @@ def _checked_model_fn(
         batch_norm,
         linear_sparse_combiner,
     )
+    network = dataclasses.replace(network, v1_summary_scopes=True)
     ignore_partitioner("input_layer_partitioner", input_layer_partitioner)
     linear = None
     if network.linear_columns:

@@ -153,6 +153,7 @@ class DNNEstimator(Estimator):
                 dropout,
                 bool(batch_norm),
                 mode,
+                "dnn/",
             )
 
         super().__init__(
@@ -272,7 +273,7 @@ class LinearEstimator(Estimator):
 
             def logits_fn(features: Any, mode: str) -> tf.Tensor:
                 return linear_logits(
-                    features, columns, head.logits_dimension, sparse_combiner
+                    features, columns, head.logits_dimension, sparse_combiner, "linear/"
                 )
 
             model_fn = canned_model_fn(

@@ -1,0 +1,59 @@
+"""The training summaries tf.estimator 2.15's canned models added to their graph.
+
+Each is a TF1 `Summary` proto in the graph's `GraphKeys.SUMMARIES`
+collection, which the engine writes (with the loss) to model_dir at the
+steps a summary is due, as 2.15's summary hook did; in other steps nothing
+reads them and the traced step leaves them out. Tags are given whole, so the
+name scope a model_fn is traced under does not change them:
+- a network layer (`dnn/hiddenlayer_<i>`, `dnn/logits`, and the linear
+  logits of a wide-and-deep model, `linear`): `<tag>/fraction_of_zero_values`
+  and `<tag>/activation` (a histogram);
+- a linear model: `bias` (a scalar for one logit, a histogram for several)
+  and `fraction_of_zero_weights`, over its weights without the bias.
+The `tf.compat.v1.estimator` classes put these under one more scope
+(`dnn/dnn/...`, `linear/bias`, `linear/linear/...`), as 2.15's v1 classes did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import tensorflow as tf
+
+
+def _collect(summary: tf.Tensor) -> None:
+    tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.SUMMARIES, summary)
+
+
+def scalar(tag: str, value: Any) -> None:
+    """A scalar summary (a TF1 `simple_value`) tagged `tag`."""
+    value = tf.cast(tf.reshape(value, []), tf.float32)
+    _collect(tf.raw_ops.ScalarSummary(tags=tag, values=value))
+
+
+def histogram(tag: str, values: Any) -> None:
+    """A histogram summary of `values` tagged `tag`."""
+    _collect(tf.raw_ops.HistogramSummary(tag=tag, values=values))
+
+
+def layer(tag: str, value: Any) -> None:
+    """The share of zeros in a layer's output and its histogram."""
+    scalar(f"{tag}/fraction_of_zero_values", tf.math.zero_fraction(value))
+    histogram(f"{tag}/activation", value)
+
+
+def linear_model(prefix: str, bias: Any, weights: Sequence[Any]) -> None:
+    """A linear model's bias and the share of zeros among its other weights."""
+    if bias.shape[-1] == 1:
+        scalar(f"{prefix}bias", tf.reshape(bias, [-1])[0])
+    else:
+        histogram(f"{prefix}bias", bias)
+    if not weights:
+        return
+    flat = [tf.reshape(tf.cast(weight, tf.float32), [-1]) for weight in weights]
+    total = tf.add_n([tf.cast(tf.size(part), tf.float32) for part in flat])
+    zeros = tf.add_n(
+        [tf.reduce_sum(tf.cast(tf.equal(part, 0.0), tf.float32)) for part in flat]
+    )
+    scalar(f"{prefix}fraction_of_zero_weights", tf.math.divide_no_nan(zeros, total))

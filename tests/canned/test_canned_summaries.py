@@ -4,7 +4,7 @@ From 2.15's step-0 checkpoint, two steps with `save_summary_steps=1` write
 2.15's tags at steps 1 and 2 (`tests/fixtures/tf215_canned_summaries`, made
 by `make_tf215_canned_summaries_fixture.py`), with 2.15's values: layer
 activations and their share of zeros, the linear bias and share of zero
-weights, and the loss.
+weights, and the loss; the tf.compat.v1 classes also `average_loss`.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ X = np.random.RandomState(0).rand(32, 2).astype("float32")
 Y = X.sum(1, keepdims=True)
 LABELS = {"y": Y, "y3": np.minimum((Y * 1.5).astype("int64"), 2)}
 V2_CASES = ["dnn_regressor", "linear_classifier3", "linear_regressor", "combined_classifier3"]
+# tf.compat.v1.estimator's classes: one more scope, and average_loss (summed loss).
+V1_CASES = ["v1_dnn_regressor", "v1_linear_classifier3", "v1_combined_regressor"]
 
 
 def _fixture(case: str) -> dict:
@@ -79,7 +81,7 @@ def _check_value(tag: str, expected: object, value) -> None:
     np.testing.assert_allclose(list(histo.bucket), expected["bucket"])
 
 
-@pytest.mark.parametrize("case", V2_CASES)
+@pytest.mark.parametrize("case", V2_CASES + V1_CASES)
 def test_training_summaries_match_tf215(case, tmp_path):
     written = _train_from_tf215_start(case, tmp_path)
     expected = _fixture(case)["summaries"]

@@ -94,16 +94,20 @@ def canned_model_fn(
     logits_fn: Callable[[Any, str], tf.Tensor],
     optimizer: Any = None,
     train_op_fn: Callable[[Any], Any] | None = None,
+    summarize: Callable[[Head, Any, Any, Any, str], None] | None = None,
 ) -> Callable[..., Any]:
     """A model_fn training `logits_fn(features, mode)`'s variables through `head`.
 
     Every trainable variable trains with `optimizer`, or `train_op_fn(loss)`
     makes the train op; `UPDATE_OPS` (batch normalization) run with it;
-    regularization losses join the loss.
+    regularization losses join the loss. `summarize(head, features, labels,
+    logits, mode)` adds a model's own training summaries.
     """
 
     def model_fn(features: Any, labels: Any, mode: str) -> Any:
         logits = logits_fn(features, mode)
+        if summarize is not None:
+            summarize(head, features, labels, logits, mode)
         if mode == ModeKeys.TRAIN and optimizers.is_legacy_subclass(optimizer):
             # 2.15 made a legacy optimizer count in the global step.
             optimizer.iterations = tf.compat.v1.train.get_global_step()

@@ -21,6 +21,23 @@ from typing import Any
 
 import tensorflow as tf
 
+# The tags this module put in a graph's SUMMARIES collection.
+_TAGS_COLLECTION = "keras_estimator_canned_summary_tags"
+
+
+def _first(tag: str) -> bool:
+    """Whether `tag` is new in the graph being built, which then holds it.
+
+    Under MirroredStrategy every replica builds the model into one graph;
+    the first replica's summaries are kept (one value per tag, as a merged
+    `Summary` must have).
+    """
+    graph = tf.compat.v1.get_default_graph()
+    if tag in graph.get_collection(_TAGS_COLLECTION):
+        return False
+    graph.add_to_collection(_TAGS_COLLECTION, tag)
+    return True
+
 
 def _collect(summary: tf.Tensor) -> None:
     tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.SUMMARIES, summary)
@@ -28,13 +45,15 @@ def _collect(summary: tf.Tensor) -> None:
 
 def scalar(tag: str, value: Any) -> None:
     """A scalar summary (a TF1 `simple_value`) tagged `tag`."""
-    value = tf.cast(tf.reshape(value, []), tf.float32)
-    _collect(tf.raw_ops.ScalarSummary(tags=tag, values=value))
+    if _first(tag):
+        value = tf.cast(tf.reshape(value, []), tf.float32)
+        _collect(tf.raw_ops.ScalarSummary(tags=tag, values=value))
 
 
 def histogram(tag: str, values: Any) -> None:
     """A histogram summary of `values` tagged `tag`."""
-    _collect(tf.raw_ops.HistogramSummary(tag=tag, values=values))
+    if _first(tag):
+        _collect(tf.raw_ops.HistogramSummary(tag=tag, values=values))
 
 
 def layer(tag: str, value: Any) -> None:

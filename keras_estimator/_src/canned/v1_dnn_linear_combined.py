@@ -35,6 +35,7 @@ from keras_estimator._src.canned.dnn_linear_combined import (
 )
 from keras_estimator._src.canned.v1_estimators import (
     WEIGHTED_SUM,
+    average_loss_summary,
     ignore_partitioner,
     v1_loss_reduction,
 )
@@ -57,6 +58,7 @@ def _v1_combined_model_fn(
         logits, dnn_variables, linear_variables = network.logits(
             features, head.logits_dimension, mode
         )
+        average_loss_summary(head, features, labels, logits, mode)
         # (optimizer, variables), the network first as in 2.15.
         parts = [
             (optimizer.get(), variables)

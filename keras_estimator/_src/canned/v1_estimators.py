@@ -27,7 +27,8 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.canned import v1_optimizers
+from keras_estimator._src.base.mode_keys import ModeKeys
+from keras_estimator._src.canned import training_summaries, v1_optimizers
 from keras_estimator._src.canned.baseline import baseline_logits
 from keras_estimator._src.canned.dnn import (
     canned_model_fn,
@@ -109,6 +110,24 @@ class _V1Training:
         )
 
 
+def average_loss_summary(head: Any, features: Any, labels: Any, logits: Any, mode: str) -> None:
+    """2.15's v1 heads' `average_loss` training summary, for a summed loss.
+
+    The summed loss over the summed example weights (without regularization),
+    tagged `average_loss` (`average_loss/<name>` for a named head); with
+    another reduction 2.15 wrote none.
+    """
+    if mode != ModeKeys.TRAIN or labels is None:
+        return
+    if getattr(head, "loss_reduction", None) != SUM or not hasattr(head, "loss_and_weights"):
+        return
+    _, _, unweighted, weights = head.loss_and_weights(labels, logits, features)
+    weights = tf.cast(weights, unweighted.dtype)
+    total = tf.reduce_sum(unweighted * weights)
+    weight_sum = tf.reduce_sum(weights * tf.ones_like(unweighted))
+    training_summaries.scalar(head.key("average_loss"), total / weight_sum)
+
+
 def ignore_partitioner(argument: str, partitioner: Any) -> None:
     if partitioner is not None:
         logger.warning(
@@ -157,7 +176,9 @@ class DNNEstimator(Estimator):
             )
 
         super().__init__(
-            model_fn=canned_model_fn(head, logits_fn, train_op_fn=training.train_op_fn),
+            model_fn=canned_model_fn(
+                head, logits_fn, train_op_fn=training.train_op_fn, summarize=average_loss_summary
+            ),
             model_dir=model_dir,
             config=config,
             warm_start_from=warm_start_from,
@@ -277,7 +298,10 @@ class LinearEstimator(Estimator):
                 )
 
             model_fn = canned_model_fn(
-                head, logits_fn, train_op_fn=training.train_op_fn
+                head,
+                logits_fn,
+                train_op_fn=training.train_op_fn,
+                summarize=average_loss_summary,
             )
         super().__init__(
             model_fn=model_fn,
@@ -385,7 +409,9 @@ class BaselineEstimator(Estimator):
             return baseline_logits(features, head.logits_dimension)
 
         super().__init__(
-            model_fn=canned_model_fn(head, logits_fn, train_op_fn=training.train_op_fn),
+            model_fn=canned_model_fn(
+                head, logits_fn, train_op_fn=training.train_op_fn, summarize=average_loss_summary
+            ),
             model_dir=model_dir,
             config=config,
         )

@@ -24,8 +24,10 @@ import keras_estimator.compat.estimator as ke_v1
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "tf215_canned_summaries")
 X = np.random.RandomState(0).rand(32, 2).astype("float32")
 Y = X.sum(1, keepdims=True)
-LABELS = {"y": Y, "y3": np.minimum((Y * 1.5).astype("int64"), 2)}
+LABELS = {"y": Y, "y3": np.minimum((Y * 1.5).astype("int64"), 2), "ab": {"a": Y, "b": Y}}
 V2_CASES = ["dnn_regressor", "linear_classifier3", "linear_regressor", "combined_classifier3"]
+# A named head's loss/<name>, and each of a MultiHead's heads' loss/<name>.
+HEAD_CASES = ["named_head_dnn", "multi_head_dnn"]
 # tf.compat.v1.estimator's classes: one more scope, and average_loss (summed loss).
 V1_CASES = ["v1_dnn_regressor", "v1_linear_classifier3", "v1_combined_regressor"]
 
@@ -41,9 +43,18 @@ def _train_from_tf215_start(case: str, tmp_path) -> dict[int, dict[str, object]]
     shutil.copytree(os.path.join(FIXTURES, case, "model_dir"), model_dir)
     with open(os.path.join(model_dir, "checkpoint"), "w") as f:
         f.write('model_checkpoint_path: "model.ckpt-0"\n')
+    if case == "multi_head_dnn":
+        # 2.15's MultiHead put the optimizer's variables under training_2/
+        # (its heads' specs took the first two scopes); this package under
+        # training/. Renamed so the step starts from 2.15's weights.
+        _rename_in_checkpoint(os.path.join(model_dir, "model.ckpt-0"), "training_2/", "training/")
     module = ke if fixture["api"] == "v2" else ke_v1
     columns = [tf.feature_column.numeric_column("x", [2])]
     kwargs = dict(fixture["kwargs"])
+    if kwargs.get("head") == "named":
+        kwargs["head"] = ke.RegressionHead(name="h1")
+    elif kwargs.get("head") == "multi":
+        kwargs["head"] = ke.MultiHead([ke.RegressionHead(name="a"), ke.RegressionHead(name="b")])
     if "Combined" in fixture["class"]:
         kwargs.update(linear_feature_columns=columns, dnn_feature_columns=columns)
     else:
@@ -65,6 +76,19 @@ def _train_from_tf215_start(case: str, tmp_path) -> dict[int, dict[str, object]]
     return written
 
 
+def _rename_in_checkpoint(prefix: str, old: str, new: str) -> None:
+    reader = tf.train.load_checkpoint(prefix)
+    with tf.Graph().as_default():
+        variables = [
+            tf.compat.v1.Variable(reader.get_tensor(name), name=name.replace(old, new))
+            for name in reader.get_variable_to_shape_map()
+        ]
+        saver = tf.compat.v1.train.Saver(variables)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            saver.save(session, prefix, write_meta_graph=False, write_state=False)
+
+
 def _check_value(tag: str, expected: object, value) -> None:
     if isinstance(expected, float):
         assert value.WhichOneof("value") == "simple_value", tag
@@ -81,7 +105,7 @@ def _check_value(tag: str, expected: object, value) -> None:
     np.testing.assert_allclose(list(histo.bucket), expected["bucket"])
 
 
-@pytest.mark.parametrize("case", V2_CASES + V1_CASES)
+@pytest.mark.parametrize("case", V2_CASES + HEAD_CASES + V1_CASES)
 def test_training_summaries_match_tf215(case, tmp_path):
     written = _train_from_tf215_start(case, tmp_path)
     expected = _fixture(case)["summaries"]

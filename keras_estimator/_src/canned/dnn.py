@@ -19,9 +19,10 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.base.mode_keys import ModeKeys
-from keras_estimator._src.canned import optimizers, training_summaries
+from keras_estimator._src.canned import optimizers
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.feature_column.parsing_utils import parse_example_spec
+from keras_estimator._src.head import training_summaries
 from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
 from keras_estimator._src.head.classification_heads import (
     BinaryClassHead,
@@ -63,7 +64,7 @@ def dnn_logits(
 ) -> tf.Tensor:
     """The logits of the network the module describes.
 
-    Each layer's output gets 2.15's training summaries (`canned.training_summaries`),
+    Each layer's output gets 2.15's training summaries (`head.training_summaries`),
     tagged `<summary_scope>dnn/hiddenlayer_<i>/...` and `<summary_scope>dnn/logits/...`.
     """
     check_features(features, feature_columns)

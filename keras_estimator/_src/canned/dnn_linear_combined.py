@@ -22,7 +22,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.canned import optimizers, training_summaries
+from keras_estimator._src.canned import optimizers
 from keras_estimator._src.canned.dnn import (
     check_dropout,
     check_feature_columns,
@@ -33,6 +33,7 @@ from keras_estimator._src.canned.dnn import (
 )
 from keras_estimator._src.canned.linear import check_sparse_combiner, linear_logits
 from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.head import training_summaries
 from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
 from keras_estimator._src.head.regression_heads import RegressionHead
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.canned import optimizers, training_summaries
+from keras_estimator._src.canned import optimizers
 from keras_estimator._src.canned.dnn import (
     canned_model_fn,
     check_feature_columns,
@@ -32,6 +32,7 @@ from keras_estimator._src.canned.linear_sdca import (
     v2_slot_name,
 )
 from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.head import training_summaries
 from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
 from keras_estimator._src.head.regression_heads import RegressionHead
 from keras_estimator._src.tf_internals import deprecation_notices
@@ -57,7 +58,7 @@ def linear_logits(
     """The linear model's logits under 2.15's variable names.
 
     With 2.15's training summaries of its bias and weights
-    (`canned.training_summaries`), tagged `<summary_scope>bias` and
+    (`head.training_summaries`), tagged `<summary_scope>bias` and
     `<summary_scope>fraction_of_zero_weights`.
     """
     check_features(features, feature_columns)

@@ -28,7 +28,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.base.mode_keys import ModeKeys
-from keras_estimator._src.canned import training_summaries, v1_optimizers
+from keras_estimator._src.canned import v1_optimizers
 from keras_estimator._src.canned.baseline import baseline_logits
 from keras_estimator._src.canned.dnn import (
     canned_model_fn,
@@ -49,6 +49,7 @@ from keras_estimator._src.canned.linear_sdca import (
     v1_slot_name,
 )
 from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.head import training_summaries
 from keras_estimator._src.head.base_head import (
     SUM,
     SUM_OVER_BATCH_SIZE,

@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from keras_estimator._src.base.estimator_spec import EstimatorSpec
 from keras_estimator._src.base.mode_keys import ModeKeys
-from keras_estimator._src.head import head_inputs
+from keras_estimator._src.head import head_inputs, training_summaries
 
 SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
 SUM = "sum"
@@ -120,6 +120,7 @@ class Head:
         train_op = _train_op(
             loss, self.loss_reduction, optimizer, trainable_variables, train_op_fn, update_ops
         )
+        loss_summaries(self.name, loss, regularization_losses)
         return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
     def export_outputs(self, predictions: Mapping[str, Any]) -> dict[str, Any]:
@@ -221,6 +222,24 @@ class WeightedHead(Head):
             eval_metrics[self.key("regularization_loss")].update_state(
                 tf.add_n([tf.cast(r, tf.float32) for r in regularization_losses])
             )
+
+
+def loss_summaries(
+    name: str | None, loss: tf.Tensor, regularization_losses: Sequence[Any] | None
+) -> None:
+    """2.15's training summaries of a head's loss (`head.training_summaries`).
+
+    A named head's loss is tagged `loss/<name>` (the Estimator still writes
+    the spec's loss as `loss`; an unnamed head's is that one), and given
+    regularization losses their sum is `regularization_loss[/<name>]`.
+    """
+    if name:
+        training_summaries.scalar(f"loss/{name}", loss)
+    if regularization_losses:
+        key = f"regularization_loss/{name}" if name else "regularization_loss"
+        training_summaries.scalar(
+            key, tf.add_n([tf.cast(r, tf.float32) for r in regularization_losses])
+        )
 
 
 def check_head(head: Any) -> Head:

@@ -23,7 +23,7 @@ import tensorflow as tf
 from keras_estimator._src.base import export_outputs
 from keras_estimator._src.base.estimator_spec import EstimatorSpec
 from keras_estimator._src.base.mode_keys import ModeKeys
-from keras_estimator._src.head import base_head
+from keras_estimator._src.head import base_head, training_summaries
 from keras_estimator._src.head.base_head import DEFAULT_SERVING_KEY, PREDICT_SERVING_KEY
 
 
@@ -245,6 +245,13 @@ class MultiHead(base_head.Head):
         train_op = base_head._train_op(
             loss, self.loss_reduction, optimizer, trainable_variables, train_op_fn, update_ops
         )
+        # As 2.15, each head's own loss (`loss/<name>`) and the merged one's.
+        logits_by_head = self.logits_by_head(logits)
+        labels_by_head = self._labels_by_head(labels)
+        for name, head in zip(self._names, self._heads, strict=True):
+            head_loss = head.loss(labels_by_head[name], logits_by_head[name], features, mode)
+            training_summaries.scalar(f"loss/{name}", head_loss)
+        base_head.loss_summaries(None, loss, regularization_losses)
         return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
     def _merged_export_outputs(self, features: Any, logits: Any) -> dict[str, Any]:

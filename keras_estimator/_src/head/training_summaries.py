@@ -1,4 +1,4 @@
-"""The training summaries tf.estimator 2.15's canned models added to their graph.
+"""The training summaries tf.estimator 2.15's heads and canned models added to their graph.
 
 Each is a TF1 `Summary` proto in the graph's `GraphKeys.SUMMARIES`
 collection, which the engine writes (with the loss) to model_dir at the
@@ -11,7 +11,10 @@ name scope a model_fn is traced under does not change them:
 - a linear model: `bias` (a scalar for one logit, a histogram for several)
   and `fraction_of_zero_weights`, over its weights without the bias.
 The `tf.compat.v1.estimator` classes put these under one more scope
-(`dnn/dnn/...`, `linear/bias`, `linear/linear/...`), as 2.15's v1 classes did.
+(`dnn/dnn/...`, `linear/bias`, `linear/linear/...`), as 2.15's v1 classes did,
+and add `average_loss` for a summed loss. A head adds `loss/<name>` when
+named (each of a MultiHead's heads too) and `regularization_loss[/<name>]`
+when given regularization losses; the Estimator writes `loss`.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ def _first(tag: str) -> bool:
     the first replica's summaries are kept (one value per tag, as a merged
     `Summary` must have).
     """
+    if tf.executing_eagerly():
+        # Nothing collects eager summaries (2.15's were no-ops there too).
+        return False
     graph = tf.compat.v1.get_default_graph()
     if tag in graph.get_collection(_TAGS_COLLECTION):
         return False

@@ -29,7 +29,12 @@ V2_CASES = ["dnn_regressor", "linear_classifier3", "linear_regressor", "combined
 # A named head's loss/<name>, and each of a MultiHead's heads' loss/<name>.
 HEAD_CASES = ["named_head_dnn", "multi_head_dnn"]
 # tf.compat.v1.estimator's classes: one more scope, and average_loss (summed loss).
-V1_CASES = ["v1_dnn_regressor", "v1_linear_classifier3", "v1_combined_regressor"]
+V1_CASES = [
+    "v1_dnn_regressor",
+    "v1_linear_classifier3",
+    "v1_combined_regressor",
+    "v1_baseline_classifier3",
+]
 
 
 def _fixture(case: str) -> dict:
@@ -55,7 +60,9 @@ def _train_from_tf215_start(case: str, tmp_path) -> dict[int, dict[str, object]]
         kwargs["head"] = ke.RegressionHead(name="h1")
     elif kwargs.get("head") == "multi":
         kwargs["head"] = ke.MultiHead([ke.RegressionHead(name="a"), ke.RegressionHead(name="b")])
-    if "Combined" in fixture["class"]:
+    if "Baseline" in fixture["class"]:
+        pass
+    elif "Combined" in fixture["class"]:
         kwargs.update(linear_feature_columns=columns, dnn_feature_columns=columns)
     else:
         kwargs.update(feature_columns=columns)

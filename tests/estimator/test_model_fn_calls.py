@@ -1,11 +1,11 @@
 """How often Estimator calls the model_fn (docs/differences.md).
 
-tf.estimator 2.15 called it once per train/evaluate/predict call. On one
-device, so does the first call of each with an input structure: the one
-trace of its step creates the variables and serves the fused loop, every
-step fetching for hooks and (in evaluation) the metrics' final values;
-later calls with the same input structure call it no more, whatever their
-hooks fetch.
+tf.estimator 2.15 called it once per train/evaluate/predict call. Here the
+first training call of an input structure calls it twice: the building
+trace, which makes the variables, and one trace of the step that the fused
+loop and every step fetching for hooks share; the first evaluation twice
+too (the final metric values are read from the step's trace); later calls
+with the same input structure call it no more, whatever their hooks fetch.
 """
 
 import numpy as np
@@ -26,23 +26,22 @@ def test_model_fn_calls_per_trace_not_per_call(tmp_path):
 
     est = ke.Estimator(model_fn, model_dir=str(tmp_path), params={"hidden": [8]})
     est.train(input_fn(X, Y), steps=3)
-    # As in 2.15, once: the step's one trace, which made the variables, runs
-    # the first step (whose summaries and logged loss hooks fetch) and the
-    # fused steps after it.
-    assert calls == ["train"]
+    # The building trace, then the step's one trace: the first step (whose
+    # summaries and logged loss hooks fetch) and the fused steps after it run it.
+    assert calls == ["train"] * 2
     calls.clear()
     est.train(input_fn(X, Y), steps=3)
     assert calls == []
     est.evaluate(input_fn(X, Y, repeat=False))
-    # Once: the step's one trace, which made the metric variables; the fused
-    # loop runs it, and the metrics' final values are read from it.
-    assert calls == ["eval"]
+    # The building trace, then the step's one trace: the fused loop runs it,
+    # and the metrics' final values are read from it.
+    assert calls == ["eval"] * 2
     calls.clear()
     est.evaluate(input_fn(X, Y, repeat=False))
     assert calls == []
     list(est.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": X}).batch(8)))
-    # Once: the predicting function's trace.
-    assert calls == ["infer"]
+    # The building trace and the predicting function's.
+    assert calls == ["infer"] * 2
 
 
 def test_new_fetches_reuse_the_traced_step(tmp_path):
@@ -122,10 +121,9 @@ def test_evaluation_hooks_fetching_trace_once_more(tmp_path):
         def after_run(self, run_context, run_values):
             losses.append(run_values.results)
 
-    # Steps fetching for hooks trace the evaluation step themselves: once
-    # more than the step's own trace.
+    # Steps fetching for hooks trace the evaluation step themselves.
     results = est.evaluate(input_fn(X, Y, repeat=False), hooks=[LossHook()])
-    assert calls == ["eval"] * 2
+    assert calls == ["eval"] * 3
     assert len(losses) == len(X) // 16
     assert np.isclose(np.mean(losses), results["loss"], rtol=1e-5)
 
@@ -153,9 +151,9 @@ def test_summaries_in_control_flow_keep_a_trace_per_function(tmp_path):
     config = ke.RunConfig(save_summary_steps=3)
     est = ke.Estimator(model_fn, model_dir=str(tmp_path), params={"hidden": [8]}, config=config)
     est.train(input_fn(X, Y), steps=7)
-    # The step's shared trace, found unusable, then a building trace of its
-    # own, the fused loop, and a fetching step for each set of fetches: the
-    # first step's (the logged loss and summaries) and the later summary steps'.
+    # The building trace, the shared trace found unusable, the fused loop,
+    # and a fetching step for each set of fetches: the first step's (the
+    # logged loss and summaries) and the later summary steps'.
     assert calls == ["train"] * 5
     steps = sorted(
         event.step

@@ -91,7 +91,6 @@ class _SharedStep:
         self.directory = directory
         self.read_before = read_before
         self._logs_structure = wrapped.structured_outputs[0]
-        self.logs_structure = self._logs_structure
         self._num_logs = len(tf.nest.flatten(self._logs_structure, expand_composites=True))
         self._outputs = outputs
         self._positions = {id(t): i for i, t in reversed(list(enumerate(outputs)))}
@@ -187,8 +186,6 @@ class _SharedEvaluation:
 
     def __init__(self, traced: Any, state: Callable[[], Any]) -> None:
         self._traced = traced
-        self.graph = traced.graph
-        self.logs_structure = traced.structured_outputs
         self._state = state
 
     def fused_step(self) -> Callable[[Any], Any]:
@@ -209,9 +206,6 @@ class StepFunctions:
         self._fetching_functions: dict[Any, Any] = {}
         self._last_spec_key: tuple[Any, str] = (None, "")
         self._value_functions: dict[str, Any] = {}
-        # kind -> builds the shared step of an element spec ahead of the
-        # first call (`prebuild`); set by `fused_function` where shared.
-        self._prebuilders: dict[str, Callable[[Any, Any], Any]] = {}
 
     def final_metric_values(self, element_spec: Any) -> dict[str, Any]:
         """Each eval metric's value op, read after all updates (as TF1 did).
@@ -307,12 +301,9 @@ class StepFunctions:
         """One batch's predictions per call; StopIteration at the input's end."""
         strategy = self._model.distribute_strategy
 
-        # The predictions' structure, from the branch that makes them (traced
-        # first): the predicting function may be the mode's building trace.
-        made: list[Any] = []
-
         def one_batch(iterator: Any) -> Any:
             element = iterator.get_next_as_optional()
+            spec = self._model.logs_specs[ModeKeys.PREDICT]
 
             def predict_batch(data: Any) -> Any:
                 if strategy.num_replicas_in_sync > 1:
@@ -326,27 +317,16 @@ class StepFunctions:
                 # Only the predictions run: a train_op or assign the model_fn
                 # builds in PREDICT mode too (as one-spec model_fns do) must not.
                 outputs = _fetched_only.call(predict_batch, element.get_value(), list)
-                optional = tf.experimental.Optional.from_value(outputs)
-                made[:] = [optional.element_spec]
-                return optional
+                return tf.experimental.Optional.from_value(outputs)
 
             return tf.cond(
                 element.has_value(),
                 predict,
-                lambda: tf.experimental.Optional.empty(made[0]),
+                lambda: tf.experimental.Optional.empty(spec),
             )
 
         compiled = tf.function(one_batch, reduce_retracing=True, autograph=False)
         traced: dict[str, Any] = {}
-
-        def prebuild(element_spec: Any) -> Any:
-            traced[repr(element_spec)] = compiled.get_concrete_function(
-                tf.data.IteratorSpec(element_spec)
-            )
-            return made[0]
-
-        if _is_default_strategy(strategy) and not multi_worker.is_multi_worker(strategy):
-            self._prebuilders["predict"] = lambda element_spec, directory: prebuild(element_spec)
 
         def function(iterator: Any) -> Any:
             if ModeKeys.PREDICT not in self._model.logs_specs:
@@ -515,11 +495,6 @@ class StepFunctions:
                 self._value_functions[key] = False
         return _SharedEvaluation(traced, self._model.evaluation_state)
 
-    def prebuild(self, kind: str, element_spec: Any, directory: tuple[str, ...] | None) -> Any:
-        """The shared step of `element_spec`, traced now; None where steps are not shared."""
-        prebuilder = self._prebuilders.get(kind)
-        return None if prebuilder is None else prebuilder(element_spec, directory)
-
     def _spec_key(self, iterator: Any) -> str:
         """The iterator's element spec as a key; computed once per iterator."""
         cached_ref, cached_key = self._last_spec_key
@@ -581,11 +556,7 @@ class StepFunctions:
             """The shared step for `iterator`'s input writing summaries to `directory`'s."""
             if not shares:
                 return None
-            return shared_for_spec(self._spec_key(iterator), iterator.element_spec, directory)
-
-        def shared_for_spec(
-            spec_key: str, element_spec: Any, directory: tuple[str, ...] | None
-        ) -> Any:
+            spec_key = self._spec_key(iterator)
             if spec_key in first_shared:
                 first = first_shared[spec_key]
                 if first is None or directory is None or first.directory == directory:
@@ -593,17 +564,12 @@ class StepFunctions:
             key = (spec_key, directory)
             if key not in shared_steps:
                 shared_steps[key] = (
-                    self._trace_shared(replicated_step, element_spec, directory)
+                    self._trace_shared(replicated_step, iterator.element_spec, directory)
                     if kind == "train"
-                    else self._trace_shared_evaluation(replicated_step, element_spec)
+                    else self._trace_shared_evaluation(replicated_step, iterator.element_spec)
                 )
                 first_shared.setdefault(spec_key, shared_steps[key])
             return shared_steps[key]
-
-        if shares:
-            self._prebuilders[kind] = lambda element_spec, directory: shared_for_spec(
-                repr(element_spec), element_spec, directory
-            )
 
         def one_step(data: Any) -> dict[str, tf.Tensor]:
             if tracing[0] is not None:

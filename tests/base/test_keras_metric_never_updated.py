@@ -130,3 +130,26 @@ def test_an_eager_spec_with_a_fresh_metric_is_accepted():
         ModeKeys.EVAL, loss=tf.constant(1.0), eval_metric_ops={"m": metric}
     )
     assert spec.eval_metric_ops["m"] is metric
+
+
+def test_a_metric_made_outside_model_fn_is_refused_not_read_wrong(tmp_path):
+    """2.15 stopped train() on it (RuntimeError 'Attempting to capture an EagerTensor').
+
+    Taken, evaluate() reported the mean of the training losses (0.68) where
+    the evaluation's loss was 0.1296: its variables were the model_fn's to
+    neither reset nor update.
+    """
+    outside = keras.metrics.Mean()
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [1, 1], initializer=tf.compat.v1.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(features["x"], w) - labels))
+        outside.update_state(loss)
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, tf.compat.v1.train.get_global_step()
+        )
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={"m": outside})
+
+    estimator = ke.Estimator(model_fn, model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match=r"eval_metric_ops\['m'\] is a Mean metric .* made outside model_fn"):
+        estimator.train(_input_fn, steps=2)

@@ -163,11 +163,11 @@ class ModelFnTrace:
             self.loss_names[mode] = spec.loss.name
         # Keras metrics are evaluation state, not model state: keep them
         # out of checkpoints, as TF1 metric variables were.
-        for metric in (spec.eval_metric_ops or {}).values():
+        for key, metric in (spec.eval_metric_ops or {}).items():
             # A Keras metric, or the (value, update_op) pair made of one.
             metric = getattr(metric, "metric", metric)
             if isinstance(metric, keras.metrics.Metric):
-                self.store.mark_local(metric.variables)
+                self.store.mark_metric(key, metric)
 
     @contextlib.contextmanager
     def building_trace(self) -> Iterator[None]:

@@ -151,6 +151,30 @@ class VariableStore:
             if id(entry.variable) in ids:
                 entry.is_local = True
 
+    def mark_metric(self, key: str, metric: Any) -> None:
+        """Keeps the Keras metric `eval_metric_ops[key]` out of checkpoints.
+
+        Raises:
+            ValueError: the metric was made outside model_fn (a module-level
+                `keras.metrics.Mean()`): its variables are not the model_fn's,
+                evaluation would neither reset nor update them, and would
+                report what training added to it. tf.estimator 2.15 refused it
+                too (RuntimeError "Attempting to capture an EagerTensor").
+        """
+        owned = {id(entry.variable) for entry in [*self._entries.values(), *self._pending.values()]}
+        outside = [
+            v for v in map(as_tf_variable, metric.variables) if v is not None and id(v) not in owned
+        ]
+        if outside:
+            raise ValueError(
+                f"eval_metric_ops[{key!r}] is a {type(metric).__name__} metric "
+                f"({metric.name!r}) made outside model_fn: its variables "
+                f"({outside[0].name}, ...) belong to no evaluation, which would "
+                "report what training added to it (tf.estimator 2.15 could not "
+                "use it either). Create the metric inside model_fn."
+            )
+        self.mark_local(metric.variables)
+
     def reset_local_variables(self) -> None:
         """Re-initialises metric variables, as each TF1 evaluation graph did."""
         for entry in self._entries.values():

@@ -22,6 +22,15 @@ def _events(directory):
     ]
 
 
+def _result_events(directory):
+    """The evaluations' result events, without the checkpoint_path event after each."""
+    return [
+        event
+        for event in _events(directory)
+        if [v.tag for v in event.summary.value] != ["checkpoint_path"]
+    ]
+
+
 def test_numbers_are_written_in_one_event_as_tf1_simple_values_as_2_15_wrote_them(tmp_path):
     """2.15's eval files hold each number as a TF1 `simple_value`, no plugin metadata.
 
@@ -74,7 +83,7 @@ def test_evaluate_writes_its_metrics_once_per_call(tmp_path):
     )
     est.train(input_fn(x, y), steps=2)
     results = [est.evaluate(input_fn(x, y, repeat=False)) for _ in range(2)]
-    events = _events(est.eval_dir())
+    events = _result_events(est.eval_dir())
     assert len(events) == 2 and {e.step for e in events} == {2}
     for event, result in zip(events, results, strict=True):
         values = {v.tag: v.simple_value for v in event.summary.value}
@@ -147,8 +156,8 @@ def test_one_eval_event_file_per_directory_and_process_as_2_15s_writer_cache(tmp
     other.evaluate(input_fn(x, y, repeat=False))
     assert len(_event_files(est.eval_dir())) == 1
     assert len(_event_files(est.eval_dir("a"))) == 1
-    assert sorted(e.step for e in _events(est.eval_dir())) == [2, 2, 3]
-    assert sorted(e.step for e in _events(est.eval_dir("a"))) == [3, 3]
+    assert sorted(e.step for e in _result_events(est.eval_dir())) == [2, 2, 3]
+    assert sorted(e.step for e in _result_events(est.eval_dir("a"))) == [3, 3]
 
 
 def test_an_eval_dir_deleted_between_calls_gets_a_new_file_not_lost_summaries(tmp_path):
@@ -165,11 +174,31 @@ def test_an_eval_dir_deleted_between_calls_gets_a_new_file_not_lost_summaries(tm
     est.evaluate(input_fn(x, y, repeat=False))
     shutil.rmtree(est.eval_dir())
     result = est.evaluate(input_fn(x, y, repeat=False))
-    (event,) = _events(est.eval_dir())
+    (event,) = _result_events(est.eval_dir())
     assert event.step == 2
     values = {v.tag: v.simple_value for v in event.summary.value}
     assert values["loss"] == np.float32(result["loss"])
     for path in _event_files(est.eval_dir()):
         os.remove(path)
     est.evaluate(input_fn(x, y, repeat=False))
-    assert len(_events(est.eval_dir())) == 1
+    assert len(_result_events(est.eval_dir())) == 1
+
+
+def test_the_evaluated_checkpoint_path_follows_in_an_event_of_its_own(tmp_path):
+    # 2.15 wrote the results, then (a second add_summary) the evaluated
+    # checkpoint's path as a string tensor tagged checkpoint_path, at the
+    # same step; nothing when no checkpoint was evaluated.
+    x, y = make_data(num_examples=32)
+    est = ke.Estimator(mlp_model_fn, model_dir=str(tmp_path / "model"), params={"hidden": [4]})
+    est.evaluate(input_fn(x, y, repeat=False), steps=1)
+    assert not any(
+        v.tag == "checkpoint_path" for e in _events(est.eval_dir()) for v in e.summary.value
+    )
+    est.train(input_fn(x, y), steps=3)
+    est.evaluate(input_fn(x, y, repeat=False))
+    results_event, path_event = _events(est.eval_dir())[-2:]
+    assert results_event.step == path_event.step == 3
+    assert "loss" in {v.tag for v in results_event.summary.value}
+    (value,) = path_event.summary.value
+    assert value.tag == "checkpoint_path"
+    assert tf.make_ndarray(value.tensor) == os.path.join(str(tmp_path / "model"), "model.ckpt-3").encode()

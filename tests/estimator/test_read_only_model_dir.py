@@ -16,6 +16,7 @@ import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
+from keras_estimator._src.estimator import eval_summary
 from tests import _models
 
 
@@ -65,10 +66,11 @@ def test_evaluate_whose_summary_writer_fails_returns_the_metrics(trained, tmp_pa
     model_dir = tmp_path / "model"
     shutil.copytree(trained[0], model_dir)
 
-    def failing_writer(logdir, *args, **kwargs):
-        raise tf.errors.PermissionDeniedError(None, None, f"{logdir}; Read-only file system")
+    def failing_writer(directory, *args, **kwargs):
+        raise tf.errors.PermissionDeniedError(None, None, f"{directory}; Read-only file system")
 
-    monkeypatch.setattr(tf.summary, "create_file_writer", failing_writer)
+    # Where evaluate() opens its event file.
+    monkeypatch.setattr(eval_summary, "_new_event_file", failing_writer)
     with pytest.warns(UserWarning, match=r"could not be written to .*model/eval.*Read-only"):
         metrics = _estimator(model_dir).evaluate(_eval_input(), name="holdout")
     assert metrics == pytest.approx(trained[1])

@@ -156,7 +156,12 @@ def save(
     _reached("state_written")
     for old in dropped:
         _delete_checkpoint(model_dir, old)
-    logger.info("Saving checkpoints for %d into %s.", global_step, prefix)
+    # As 2.15's CheckpointSaverHook logged it: the save path without the step.
+    logger.info(
+        "Saving checkpoints for %d into %s.",
+        global_step,
+        os.path.join(model_dir, CHECKPOINT_BASENAME),
+    )
     return prefix
 
 

@@ -499,7 +499,7 @@ class Estimator:
         model = self._get_model()
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.EVAL)
         model.build_mode(ModeKeys.EVAL, element_spec)
-        self._sync(checkpoint_path, ModeKeys.EVAL)
+        evaluated_path = self._sync(checkpoint_path, ModeKeys.EVAL)
         multi_worker.check_same_step(
             self._strategy, int(self._store.global_step().numpy()), self._model_dir
         )
@@ -530,10 +530,12 @@ class Estimator:
         if multi_worker.writes_to_model_dir(self._config):
             step = results["global_step"]
             _eval_summary.log_saved_dict({**logs, "global_step": step}, step)
-            self._write_eval_summary(results, name)
+            self._write_eval_summary(results, name, evaluated_path)
         return results
 
-    def _write_eval_summary(self, results: dict[str, Any], name: str | None) -> None:
+    def _write_eval_summary(
+        self, results: dict[str, Any], name: str | None, checkpoint_path: str | None
+    ) -> None:
         """Writes the metrics to the eval dir; on a write failure, warns instead.
 
         The metrics are computed by then: a model_dir that cannot be written
@@ -541,7 +543,9 @@ class Estimator:
         """
         eval_dir = self.eval_dir(name)
         try:
-            _eval_summary.write_to_directory(results, results["global_step"], eval_dir)
+            _eval_summary.write_to_directory(
+                results, results["global_step"], eval_dir, checkpoint_path
+            )
         except (OSError, tf.errors.OpError) as error:
             message = (
                 f"The evaluation summary could not be written to {eval_dir!r} "
@@ -833,8 +837,12 @@ class Estimator:
         if seed is not None:
             keras.utils.set_random_seed(seed)
 
-    def _sync(self, checkpoint_path: str | None, mode: str) -> None:
-        """Loads the wanted checkpoint into the store unless already there."""
+    def _sync(self, checkpoint_path: str | None, mode: str) -> str | None:
+        """Loads the wanted checkpoint into the store unless already there.
+
+        Returns:
+            The path of the checkpoint the store holds, or None without one.
+        """
         new_names = self._store.pop_new_names()
         path = checkpoint_path or self.latest_checkpoint()
         if path is None:
@@ -847,7 +855,7 @@ class Estimator:
                 )
             elif self._warm_start_from:
                 self._warm_start(new_names)
-            return
+            return None
         saveable = self._store.saveable()
         # By file identity, not name: a model_dir emptied and trained again
         # holds other values under the same checkpoint name.
@@ -873,11 +881,13 @@ class Estimator:
             restored = _checkpoint.restore_or_fall_back(saveable, self._model_dir, path)
             if restored != path:
                 held[0] = _checkpoint.identity(restored)
+            path = restored
         else:
             # A trainer's retention may delete the chosen checkpoint before it
             # is read: then the newest one is read.
-            _checkpoint.reading_newest(self._model_dir, read, chosen=path)
+            path = _checkpoint.reading_newest(self._model_dir, read, chosen=path)
         self._synced_checkpoint = held[0]
+        return path
 
     def _warm_start(self, names: list[str]) -> None:
         """Initialises the model from `warm_start_from`, once, before training.

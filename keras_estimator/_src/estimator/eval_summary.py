@@ -38,6 +38,7 @@ logger = logging.getLogger("keras_estimator")
 
 _GLOBAL_STEP_KEY = "global_step"
 _LOSS_KEY = "loss"
+_CHECKPOINT_PATH_KEY = "checkpoint_path"
 
 
 def to_python(value: Any) -> Any:
@@ -94,8 +95,13 @@ def numpy_text(value: Any) -> str:
     return str(array[()] if array.ndim == 0 else array)
 
 
-def write_to_directory(results: dict[str, Any], step: int, directory: str) -> None:
+def write_to_directory(
+    results: dict[str, Any], step: int, directory: str, checkpoint_path: str | None = None
+) -> None:
     """Appends `results` at `step` to the event file this process keeps in `directory`.
+
+    Then, in an event of its own as 2.15 wrote it, the evaluated
+    `checkpoint_path` (a string tensor tagged `checkpoint_path`), if given.
 
     The file is opened for each evaluation and closed after it, so no event
     file stays open between calls, yet a process's evaluations of one
@@ -105,7 +111,18 @@ def write_to_directory(results: dict[str, Any], step: int, directory: str) -> No
         OSError, tf.errors.OpError: the directory or file cannot be written;
             the next call starts a new file.
     """
-    _EVENT_FILES.append(directory, [_event(step, summary_proto(results))])
+    events = [_event(step, summary_proto(results))]
+    if checkpoint_path is not None:
+        logger.info(
+            "Saving 'checkpoint_path' summary for global step %d: %s", step, checkpoint_path
+        )
+        path_summary = tf.compat.v1.Summary()
+        path_summary.value.add(
+            tag=_CHECKPOINT_PATH_KEY,
+            tensor=tf.make_tensor_proto(checkpoint_path, dtype=tf.string),
+        )
+        events.append(_event(step, path_summary))
+    _EVENT_FILES.append(directory, events)
 
 
 def summary_proto(results: Mapping[str, Any]) -> Any:

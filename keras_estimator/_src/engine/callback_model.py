@@ -24,6 +24,7 @@ updates, in the order the model_fn created them:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from typing import Any
@@ -39,6 +40,19 @@ _FORMAT = "keras_estimator.model_fn_variables"
 _SUFFIX = ".weights.h5"
 
 
+@dataclasses.dataclass
+class _Held:
+    """What a view holds, in a plain object Keras' attribute tracking leaves alone.
+
+    Held in the view directly, lists would become tracked wrappers, and the
+    variables and optimizer tracked as the view's own.
+    """
+
+    saveable: Callable[[], dict[str, tf.Variable]] | None = None
+    optimizer: Any = None
+    weights: list[Any] = dataclasses.field(default_factory=list)
+
+
 class ModelFnView(keras.Model):
     """A model_fn's variables as a Keras model (see the module docstring).
 
@@ -51,22 +65,22 @@ class ModelFnView(keras.Model):
         self, saveable: Callable[[], dict[str, tf.Variable]], optimizer: Any = None
     ) -> None:
         super().__init__(name="model_fn")
-        # Held in a tuple so Keras' attribute tracking leaves them alone.
-        self._saveable: tuple[Callable[[], dict[str, tf.Variable]]] = (saveable,)
-        self._view_optimizer: tuple[Any] = (optimizer,)
+        self._held = _Held(saveable=saveable, optimizer=optimizer)
         self.built = True
 
     @property
     def optimizer(self) -> Any:  # type: ignore[override]
-        return self._view_optimizer[0]
+        return self._held.optimizer
 
     @optimizer.setter
     def optimizer(self, value: Any) -> None:
-        if "_view_optimizer" in self.__dict__:
-            self._view_optimizer = (value,)
+        # keras.Model.__init__ sets it (to None) before `_held` exists.
+        if "_held" in self.__dict__:
+            self._held.optimizer = value
 
     def _named(self) -> dict[str, tf.Variable]:
-        return dict(self._saveable[0]())
+        saveable = self._held.saveable
+        return dict(saveable()) if saveable is not None else {}
 
     # ---- weights -------------------------------------------------------------------
     @property
@@ -246,13 +260,12 @@ class ModelFnLayer(keras.layers.Layer):
     def __init__(self, name: str, weights: list[NamedVariable]) -> None:
         super().__init__(name=name.replace("/", "_") or "variables")
         self.path_prefix = name
-        # Held in a tuple so Keras' attribute tracking leaves them alone.
-        self._named_weights: tuple[list[NamedVariable]] = (weights,)
+        self._held = _Held(weights=weights)
         self.built = True
 
     @property
     def weights(self) -> list[NamedVariable]:  # type: ignore[override]
-        return list(self._named_weights[0])
+        return list(self._held.weights)
 
     @property
     def trainable_weights(self) -> list[NamedVariable]:  # type: ignore[override]

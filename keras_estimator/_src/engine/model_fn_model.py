@@ -12,6 +12,7 @@ allows; plain Keras use falls back to `steps_per_execution`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -35,6 +36,20 @@ from keras_estimator._src.engine.run_plan import RunState
 from keras_estimator._src.engine.step_functions import FETCHES_KEY, StepFunctions
 from keras_estimator._src.engine.variable_store import VariableStore, as_tf_variable
 from keras_estimator._src.tf_internals import keras_trainer
+
+
+@dataclasses.dataclass
+class _BuiltState:
+    """What the building traces leave the model: logs structures, graphs, the callbacks' view.
+
+    A plain object, which Keras' attribute tracking leaves as it is: held
+    in the model directly, the dicts would become tracked wrappers and the
+    view a sub-layer whose variables the model would list as its own.
+    """
+
+    logs_specs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    build_graphs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    view: ModelFnView | None = None
 
 
 class ModelFnModel(keras.Model):
@@ -62,12 +77,9 @@ class ModelFnModel(keras.Model):
         self._store = store
         self._built_modes: dict[str, Any] = {}
         self._eval_loss = keras.metrics.Mean(name="loss")
-        # Held in a tuple so Keras' attribute tracking leaves it untouched.
-        self._logs_specs: tuple[dict[str, Any]] = ({},)
         # The call under way (an idle state between calls); see `running`.
         self._run = RunState()
-        self._build_graphs: tuple[dict[str, Any]] = ({},)
-        self._view: tuple[ModelFnView | None] = (None,)
+        self._built_state = _BuiltState()
         self.built = True
 
     # Each mode is built by `build_mode`: Keras' own build at the start of
@@ -153,7 +165,7 @@ class ModelFnModel(keras.Model):
     @property
     def logs_specs(self) -> dict[str, Any]:
         """Mode -> the structure of one step's logs (from its building trace)."""
-        return self._logs_specs[0]
+        return self._built_state.logs_specs
 
     @property
     def spec_hooks(self) -> dict[str, tuple[Any, ...]]:
@@ -178,7 +190,7 @@ class ModelFnModel(keras.Model):
     @property
     def build_graphs(self) -> dict[str, Any]:
         """Mode -> the graph of its building trace (what hooks' begin() sees)."""
-        return self._build_graphs[0]
+        return self._built_state.build_graphs
 
     def callback_model(self) -> keras.Model:
         """The Keras model the user's callbacks see (`user_callbacks`).
@@ -190,15 +202,15 @@ class ModelFnModel(keras.Model):
         keras_model = getattr(self._trace.model_fn, "callback_model", None)
         if isinstance(keras_model, keras.Model):
             return keras_model
-        if self._view[0] is None:
+        if self._built_state.view is None:
             optimizers = self._trace.optimizers.get(ModeKeys.TRAIN, ())
             optimizer = None
             if len(optimizers) == 1:
                 optimizer = OptimizerView(
                     optimizers[0], self._store.get, self._store.global_step()
                 )
-            self._view = (ModelFnView(self._store.saveable, optimizer),)
-        return self._view[0]
+            self._built_state.view = ModelFnView(self._store.saveable, optimizer)
+        return self._built_state.view
 
     def finalize_variable_values(self) -> None:
         """What Keras' `fit` does at the end: a model_fn's `finalize_variable_values`.

@@ -41,16 +41,14 @@ _SUFFIX = ".weights.h5"
 
 
 @dataclasses.dataclass
-class _Held:
+class _ViewHeld:
     """What a view holds, in a plain object Keras' attribute tracking leaves alone.
 
-    Held in the view directly, lists would become tracked wrappers, and the
-    variables and optimizer tracked as the view's own.
+    Held in the view directly, the optimizer would be tracked as the view's own.
     """
 
-    saveable: Callable[[], dict[str, tf.Variable]] | None = None
-    optimizer: Any = None
-    weights: list[Any] = dataclasses.field(default_factory=list)
+    saveable: Callable[[], dict[str, tf.Variable]]
+    optimizer: Any
 
 
 class ModelFnView(keras.Model):
@@ -65,7 +63,7 @@ class ModelFnView(keras.Model):
         self, saveable: Callable[[], dict[str, tf.Variable]], optimizer: Any = None
     ) -> None:
         super().__init__(name="model_fn")
-        self._held = _Held(saveable=saveable, optimizer=optimizer)
+        self._held = _ViewHeld(saveable, optimizer)
         self.built = True
 
     @property
@@ -79,8 +77,7 @@ class ModelFnView(keras.Model):
             self._held.optimizer = value
 
     def _named(self) -> dict[str, tf.Variable]:
-        saveable = self._held.saveable
-        return dict(saveable()) if saveable is not None else {}
+        return dict(self._held.saveable())
 
     # ---- weights -------------------------------------------------------------------
     @property
@@ -246,6 +243,13 @@ class NamedVariable:
         return f"<NamedVariable path={self.path!r} shape={self.shape} dtype={self.dtype}>"
 
 
+@dataclasses.dataclass
+class _LayerHeld:
+    """A layer's weights, out of Keras' tracking (a list would become a tracked one)."""
+
+    weights: list[Any]
+
+
 class ModelFnLayer(keras.layers.Layer):
     """The model_fn variables sharing a checkpoint-name prefix, as a Keras layer.
 
@@ -260,7 +264,7 @@ class ModelFnLayer(keras.layers.Layer):
     def __init__(self, name: str, weights: list[NamedVariable]) -> None:
         super().__init__(name=name.replace("/", "_") or "variables")
         self.path_prefix = name
-        self._held = _Held(weights=weights)
+        self._held = _LayerHeld(weights)
         self.built = True
 
     @property

@@ -197,26 +197,27 @@ class _EventFiles:
         key = _directory_key(directory)
         records = b"".join(_record(event.SerializeToString()) for event in events)
         with self._lock:
+            # Only local files are kept (and appended to).
             path = self._paths.pop(key, None)
-            if path is not None and _LOCAL(path) and os.path.exists(path):
+            if path is not None and os.path.exists(path):
                 with open(path, "ab") as file:
                     file.write(records)
             else:
                 path = _new_event_file(directory, records)
-            if _LOCAL(path):
+            if _is_local(path):
                 self._paths[key] = path
 
 
 _EVENT_FILES = _EventFiles()
 
 
-def _LOCAL(path: str) -> bool:  # noqa: N802
+def _is_local(path: str) -> bool:
     return "://" not in path
 
 
 def _directory_key(directory: str) -> str:
     # Remote paths (gs://...) are kept as given: normpath would fold "//".
-    return directory if "://" in directory else os.path.abspath(directory)
+    return os.path.abspath(directory) if _is_local(directory) else directory
 
 
 _FILE_COUNTER = itertools.count()

@@ -13,10 +13,23 @@ from keras_estimator._src.estimator import eval_summary
 from tests._models import input_fn, make_data, mlp_model_fn
 
 
+def _estimator(model_dir):
+    return ke.Estimator(
+        mlp_model_fn,
+        model_dir=model_dir,
+        params={"hidden": [4]},
+        config=ke.RunConfig(tf_random_seed=3),
+    )
+
+
+def _event_files(directory):
+    return sorted(glob.glob(f"{directory}/events.out.tfevents.*"))
+
+
 def _events(directory):
     return [
         event
-        for path in sorted(glob.glob(f"{directory}/events.out.tfevents.*"))
+        for path in _event_files(directory)
         for event in tf.compat.v1.train.summary_iterator(path)
         if event.HasField("summary")
     ]
@@ -60,7 +73,7 @@ def test_numbers_are_written_in_one_event_as_tf1_simple_values_as_2_15_wrote_the
 
 def test_evaluate_writes_simple_values_that_summary_iterator_readers_find(tmp_path):
     x, y = make_data()
-    estimator = ke.Estimator(mlp_model_fn, model_dir=str(tmp_path), params={"hidden": [4]})
+    estimator = _estimator(str(tmp_path))
     estimator.train(input_fn(x, y), steps=2)
     results = estimator.evaluate(input_fn(x, y, repeat=False))
     read = {
@@ -75,12 +88,7 @@ def test_evaluate_writes_simple_values_that_summary_iterator_readers_find(tmp_pa
 
 def test_evaluate_writes_its_metrics_once_per_call(tmp_path):
     x, y = make_data(num_examples=32)
-    est = ke.Estimator(
-        mlp_model_fn,
-        model_dir=str(tmp_path),
-        params={"hidden": [4]},
-        config=ke.RunConfig(tf_random_seed=3),
-    )
+    est = _estimator(str(tmp_path))
     est.train(input_fn(x, y), steps=2)
     results = [est.evaluate(input_fn(x, y, repeat=False)) for _ in range(2)]
     events = _result_events(est.eval_dir())
@@ -126,33 +134,19 @@ def test_event_records_carry_tfrecord_checksums_tensorflow_verifies(tmp_path):
         list(tf.data.TFRecordDataset(path).as_numpy_iterator())
 
 
-def _event_files(directory):
-    return sorted(glob.glob(f"{directory}/events.out.tfevents.*"))
-
-
 def test_one_eval_event_file_per_directory_and_process_as_2_15s_writer_cache(tmp_path):
     # 2.15 (its own run): two evaluate() calls, a train() between, two more
     # with name='a', then a second Estimator on the same model_dir left one
     # event file in eval/ and one in eval_a/.
     x, y = make_data(num_examples=32)
-    est = ke.Estimator(
-        mlp_model_fn,
-        model_dir=str(tmp_path),
-        params={"hidden": [4]},
-        config=ke.RunConfig(tf_random_seed=3),
-    )
+    est = _estimator(str(tmp_path))
     est.train(input_fn(x, y), steps=2)
     est.evaluate(input_fn(x, y, repeat=False))
     est.evaluate(input_fn(x, y, repeat=False))
     est.train(input_fn(x, y), steps=1)
     est.evaluate(input_fn(x, y, repeat=False), name="a")
     est.evaluate(input_fn(x, y, repeat=False), name="a")
-    other = ke.Estimator(
-        mlp_model_fn,
-        model_dir=str(tmp_path) + "/",
-        params={"hidden": [4]},
-        config=ke.RunConfig(tf_random_seed=3),
-    )
+    other = _estimator(str(tmp_path) + "/")
     other.evaluate(input_fn(x, y, repeat=False))
     assert len(_event_files(est.eval_dir())) == 1
     assert len(_event_files(est.eval_dir("a"))) == 1
@@ -164,12 +158,7 @@ def test_an_eval_dir_deleted_between_calls_gets_a_new_file_not_lost_summaries(tm
     # 2.15's cached writer went on writing into the deleted file: the later
     # evaluation's summary was lost. Here a new file holds it.
     x, y = make_data(num_examples=32)
-    est = ke.Estimator(
-        mlp_model_fn,
-        model_dir=str(tmp_path),
-        params={"hidden": [4]},
-        config=ke.RunConfig(tf_random_seed=3),
-    )
+    est = _estimator(str(tmp_path))
     est.train(input_fn(x, y), steps=2)
     est.evaluate(input_fn(x, y, repeat=False))
     shutil.rmtree(est.eval_dir())
@@ -189,7 +178,7 @@ def test_the_evaluated_checkpoint_path_follows_in_an_event_of_its_own(tmp_path):
     # checkpoint's path as a string tensor tagged checkpoint_path, at the
     # same step; nothing when no checkpoint was evaluated.
     x, y = make_data(num_examples=32)
-    est = ke.Estimator(mlp_model_fn, model_dir=str(tmp_path / "model"), params={"hidden": [4]})
+    est = _estimator(str(tmp_path / "model"))
     est.evaluate(input_fn(x, y, repeat=False), steps=1)
     assert not any(
         v.tag == "checkpoint_path" for e in _events(est.eval_dir()) for v in e.summary.value

@@ -9,6 +9,12 @@ model_fn with w = 0.5 over x = 0..7 in batches of 4, two SGD steps (rate
   0.' (the default serving signature is made of the predictions). With
   `export_outputs` given, predict yielded `{0: array([0.])}, {0:
   array([0.29315])}, ...` and the export was written.
+- `predictions={'b': 2p, 0: p, 'a': 3p}` (int and str keys), with
+  `export_outputs`: predict yielded dicts keyed `['b', 0, 'a']`, in that
+  order, the second example's values 0.5863, 0.29315, 0.87945; one batch at a
+  time, the first batch's first two rows [0, 0.5863], [0, 0.29315],
+  [0, 0.87945]; `predict_keys=['a', 0]` yielded keys `[0, 'a']`, the
+  predictions' order (so did `['a', 'z']` of `{'z': .., 'a': ..}`: `['z', 'a']`).
 - a bool loss (`reduce_all(p > 0)`): train raised TypeError "Value passed to
   parameter 'values' has DataType bool not in list of allowed values: ...";
   evaluate (no checkpoint) returned loss 0.5; predict ran.
@@ -104,6 +110,50 @@ def test_int_prediction_keys_cannot_name_the_default_signature(tmp_path):
         list(est.predict(_input_fn))
     with pytest.raises(ValueError, match=first):
         est.export_saved_model(str(tmp_path / "export"), _serving)
+
+
+def test_int_and_str_prediction_keys_are_yielded_in_the_model_fns_order(tmp_path):
+    # Failed in tf.nest before: "'<' not supported between instances of 'str'
+    # and 'int'".
+    est = _estimator(
+        tmp_path,
+        lambda mode, p, loss, op: ke.EstimatorSpec(
+            mode,
+            loss=loss,
+            train_op=op,
+            predictions={"b": 2 * p, 0: p, "a": 3 * p},
+            export_outputs={"serving_default": ke.export.PredictOutput({"p": p})},
+        ),
+    )
+    est.train(_input_fn, steps=2)
+    predictions = list(est.predict(_input_fn))
+    assert [list(p) for p in predictions] == [["b", 0, "a"]] * 8
+    np.testing.assert_allclose(
+        [float(v[0]) for v in predictions[1].values()], [0.5863, 0.29315, 0.87945], rtol=1e-5
+    )
+    batches = list(est.predict(_input_fn, yield_single_examples=False))
+    assert [list(b) for b in batches] == [["b", 0, "a"]] * 2
+    np.testing.assert_allclose(
+        [v[:2, 0] for v in batches[0].values()],
+        [[0, 0.5863], [0, 0.29315], [0, 0.87945]],
+        rtol=1e-5,
+    )
+    selected = list(est.predict(_input_fn, predict_keys=["a", 0]))
+    assert [list(p) for p in selected] == [[0, "a"]] * 8
+    np.testing.assert_allclose(selected[1][0], [0.29315], rtol=1e-5)
+    assert est.export_saved_model(str(tmp_path / "export"), _serving)
+
+
+def test_predict_keys_keep_the_predictions_order(tmp_path):
+    est = _estimator(
+        tmp_path,
+        lambda mode, p, loss, op: ke.EstimatorSpec(
+            mode, loss=loss, train_op=op, predictions={"z": p, "a": 3 * p}
+        ),
+    )
+    est.train(_input_fn, steps=2)
+    first = next(iter(est.predict(_input_fn, predict_keys=["a", "z"])))
+    assert list(first) == ["z", "a"]
 
 
 @pytest.mark.parametrize("dtype", ["bool", "string"])

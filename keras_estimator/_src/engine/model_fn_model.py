@@ -32,6 +32,7 @@ from keras_estimator._src.engine.fused_loop import (
     LOSS_KEY,
 )
 from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
+from keras_estimator._src.engine.prediction_keys import PredictionKeys
 from keras_estimator._src.engine.run_plan import RunState
 from keras_estimator._src.engine.step_functions import FETCHES_KEY, StepFunctions
 from keras_estimator._src.engine.variable_store import VariableStore, as_tf_variable
@@ -50,6 +51,7 @@ class _BuiltState:
     logs_specs: dict[str, Any] = dataclasses.field(default_factory=dict)
     build_graphs: dict[str, Any] = dataclasses.field(default_factory=dict)
     view: ModelFnView | None = None
+    prediction_keys: PredictionKeys = dataclasses.field(default_factory=PredictionKeys)
 
 
 class ModelFnModel(keras.Model):
@@ -381,7 +383,12 @@ class ModelFnModel(keras.Model):
     def predict_step(self, data: Any) -> Any:
         features, _ = inputs.split_element(data)
         spec = self.call_model_fn(features, None, ModeKeys.PREDICT)
-        return spec.predictions
+        return self._built_state.prediction_keys.as_traceable(spec.predictions)
+
+    def restore_prediction_keys(self, outputs: Any) -> Any:
+        """One batch's predictions under the model_fn's keys (`prediction_keys`)."""
+        return self._built_state.prediction_keys.restore(outputs)
+
     def final_metric_values(self, element_spec: Any) -> dict[str, Any]:
         """Each eval metric's value read after all updates (see `StepFunctions`)."""
         return self._steps.final_metric_values(element_spec)

@@ -61,9 +61,14 @@ def run_prediction(
             except StopIteration:
                 break
             driver.batch_end({"outputs": outputs})
+        # After the callbacks, whose logs Keras sorts by key.
+        outputs = model.restore_prediction_keys(outputs)
         outputs = _select_keys(outputs, keys)
         if yield_single_examples:
             yield from _split_examples(outputs)
+        elif isinstance(outputs, dict):
+            # Not tf.nest: it sorts the keys, and fails on ints beside strs.
+            yield {k: v.numpy() for k, v in outputs.items()}
         else:
             yield tf.nest.map_structure(lambda t: t.numpy(), outputs)
     with model.running(run):
@@ -88,10 +93,11 @@ def _select_keys(outputs: Any, keys: Sequence[str] | None) -> Any:
             f"predictions: predict_keys={keys} given but model_fn's predictions "
             "are a single tensor, not a dict. Drop predict_keys."
         )
-    selected = {k: outputs[k] for k in keys if k in outputs}
+    # In the predictions' order, not predict_keys', as 2.15 yielded them.
+    selected = {k: v for k, v in outputs.items() if k in keys}
     if not selected:
         raise ValueError(
-            f"Expected to run at least one output from {sorted(outputs)}, "
+            f"Expected to run at least one output from {list(outputs)}, "
             f"provided {keys}: predict_keys {keys} name none of the predictions."
         )
     return selected

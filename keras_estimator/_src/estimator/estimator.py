@@ -525,8 +525,10 @@ class Estimator:
             )
         if ran:
             logs = {**logs, **model.final_metric_values(element_spec)}
-        results = {key: _eval_summary.to_python(value) for key, value in logs.items()}
-        results["global_step"] = int(self._store.global_step().numpy())
+        # numpy values of each tensor's dtype, as 2.15's session run gave them.
+        specs = model.logs_specs.get(ModeKeys.EVAL, {})
+        results = {key: _eval_summary.as_result(value, specs.get(key)) for key, value in logs.items()}
+        results["global_step"] = self._store.global_step().numpy()
         if multi_worker.writes_to_model_dir(self._config):
             step = results["global_step"]
             _eval_summary.log_saved_dict({**logs, "global_step": step}, step)

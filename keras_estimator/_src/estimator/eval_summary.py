@@ -41,12 +41,30 @@ _LOSS_KEY = "loss"
 _CHECKPOINT_PATH_KEY = "checkpoint_path"
 
 
-def to_python(value: Any) -> Any:
-    """A metric value as evaluate() returns it: Python scalars, arrays, nests."""
+def as_result(value: Any, spec: Any = None) -> Any:
+    """A metric value as evaluate() returns it: numpy values of the tensor's dtype.
+
+    As tf.estimator 2.15's session run returned them: a scalar as a numpy
+    scalar (`np.float32` for a float32 metric or the loss, `np.int32`,
+    `np.bool_`), any other shape as an array, a string as `bytes`, nests
+    alike. `spec` is the value's `tf.TensorSpec` (nested like it), from the
+    evaluation step's trace: Keras hands some values back as Python numbers,
+    which are cast back to the tensor's dtype (exactly: a float32 or int
+    survives the round trip).
+    """
     if tf.nest.is_nested(value):
-        return tf.nest.map_structure(to_python, value)
-    array = np.asarray(value)
-    return array.item() if array.ndim == 0 else array
+        if spec is None or not tf.nest.is_nested(spec):
+            return tf.nest.map_structure(as_result, value)
+        return tf.nest.map_structure(as_result, value, spec)
+    if isinstance(value, bytes):
+        return value
+    dtype = getattr(spec, "dtype", None)
+    wanted = None if dtype is None or dtype == tf.string else dtype.as_numpy_dtype
+    array = np.asarray(value, dtype=wanted)
+    if array.ndim:
+        return array
+    scalar = array[()]
+    return bytes(scalar) if isinstance(scalar, bytes) else scalar
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from keras_estimator._src.base import fn_args
 from keras_estimator._src.engine import v1_iterator_input as _v1_iterator_input
+from keras_estimator._src.tf_internals import graph_seeds
 
 
 def make_dataset(
@@ -45,9 +46,12 @@ def make_dataset(
     _check_input_fn_parameters(input_fn, candidates)
     # An input_fn reading through tf.compat.v1 iterators is turned into a
     # dataset of its successive outputs, as its graph would have given.
-    result = _v1_iterator_input.call_input_fn(
-        lambda: fn_args.call_with_accepted(input_fn, candidates)
-    )
+    # Its random ops (shuffles, samples) are seeded from RunConfig's
+    # tf_random_seed, as in the graph tf.estimator 2.15 called it in.
+    with graph_seeds.input_fn_seeds(getattr(config, "tf_random_seed", None)):
+        result = _v1_iterator_input.call_input_fn(
+            lambda: fn_args.call_with_accepted(input_fn, candidates)
+        )
     if isinstance(result, tf.data.Dataset):
         dataset = result
     elif isinstance(result, (tuple, list)) and len(result) == 2:

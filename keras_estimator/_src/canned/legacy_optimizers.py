@@ -25,6 +25,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.canned.optimizers import CannedOptimizer
+from keras_estimator._src.head import training_scope
 
 _ALLOWED_KWARGS = ("clipnorm", "clipvalue", "lr", "decay", "global_clipnorm")
 
@@ -100,7 +101,7 @@ class Optimizer:
                 tf.compat.v1.get_variable_scope(), reuse=tf.compat.v1.AUTO_REUSE
             ):
                 return tf.compat.v1.get_variable(
-                    f"training/{self._name}/iter",
+                    f"{training_scope.current()}/{self._name}/iter",
                     shape=[],
                     dtype=tf.int64,
                     initializer=tf.compat.v1.zeros_initializer(),

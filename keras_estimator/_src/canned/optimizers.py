@@ -27,6 +27,7 @@ import tensorflow as tf
 
 from keras_estimator._src.canned import optimizer_updates
 from keras_estimator._src.engine import keras2_idioms
+from keras_estimator._src.head import training_scope
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,11 +197,12 @@ class CannedOptimizer:
         The optimizer counts its steps in the global step, or, with
         `own_iterations`, in a variable of its own (`training/<Name>/iter`),
         as the second optimizer of a `DNNLinearCombined*` estimator did.
-        Its variables are under `training/<scope_name>/`, by default
+        Its variables are under `<training scope>/<scope_name>/`, by default
         `training/<name>/` (2.15's graph named a second optimizer of the
-        same name `<Name>_1`).
+        same name `<Name>_1`, and the training scope of a MultiHead of N
+        heads `training_<N>`: `head.training_scope`).
         """
-        scope = f"training/{scope_name or self._name}"
+        scope = f"{training_scope.current()}/{scope_name or self._name}"
         gradients = tf.compat.v1.gradients(loss, list(params))
         pairs = [(g, v) for g, v in zip(gradients, params, strict=True) if g is not None]
         if not pairs:

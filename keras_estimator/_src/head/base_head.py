@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from keras_estimator._src.base.estimator_spec import EstimatorSpec
 from keras_estimator._src.base.mode_keys import ModeKeys
-from keras_estimator._src.head import head_inputs, training_summaries
+from keras_estimator._src.head import head_inputs, training_scope, training_summaries
 
 SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
 SUM = "sum"
@@ -272,6 +272,22 @@ def mean_metric(name: str) -> keras.metrics.Mean:
 
 
 def _train_op(
+    loss: tf.Tensor,
+    loss_reduction: str,
+    optimizer: Any,
+    trainable_variables: Sequence[Any] | None,
+    train_op_fn: Callable[[Any], Any] | None,
+    update_ops: Sequence[Any] | None,
+    scope: str = training_scope.DEFAULT,
+) -> Any:
+    """The train op; optimizers name their variables under `scope` (`training_scope`)."""
+    with training_scope.building_train_op(scope):
+        return _train_op_in_scope(
+            loss, loss_reduction, optimizer, trainable_variables, train_op_fn, update_ops
+        )
+
+
+def _train_op_in_scope(
     loss: tf.Tensor,
     loss_reduction: str,
     optimizer: Any,

@@ -23,7 +23,7 @@ import tensorflow as tf
 from keras_estimator._src.base import export_outputs
 from keras_estimator._src.base.estimator_spec import EstimatorSpec
 from keras_estimator._src.base.mode_keys import ModeKeys
-from keras_estimator._src.head import base_head, training_summaries
+from keras_estimator._src.head import base_head, training_scope, training_summaries
 from keras_estimator._src.head.base_head import DEFAULT_SERVING_KEY, PREDICT_SERVING_KEY
 
 
@@ -242,8 +242,16 @@ class MultiHead(base_head.Head):
                 f"mode must be one of {[ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT]}, "
                 f"got {mode!r}."
             )
+        # In 2.15's scope: each head's create_estimator_spec took a
+        # `training` name scope first (`training_scope`).
         train_op = base_head._train_op(
-            loss, self.loss_reduction, optimizer, trainable_variables, train_op_fn, update_ops
+            loss,
+            self.loss_reduction,
+            optimizer,
+            trainable_variables,
+            train_op_fn,
+            update_ops,
+            scope=training_scope.multi_head_scope(len(self._heads)),
         )
         # As 2.15, each head's own loss (`loss/<name>`) and the merged one's.
         logits_by_head = self.logits_by_head(logits)

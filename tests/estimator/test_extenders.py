@@ -1,5 +1,6 @@
 """add_metrics: the same model, evaluated with more metrics."""
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -97,3 +98,45 @@ def test_bad_arguments(tmp_path):
     not_a_dict = ke.add_metrics(_trained(tmp_path / "t"), lambda labels: [1])
     with pytest.raises(TypeError, match="must return a dict of metrics, got list"):
         not_a_dict.evaluate(input_fn(X, Y, repeat=False))
+
+
+def test_replacing_a_heads_keras_metric_evaluates_and_trains_on_as_in_2_15(tmp_path):
+    # tf.estimator 2.15 (its own run): a DNNClassifier (hidden units [3],
+    # tf_random_seed=1) with 'auc' replaced by a Keras Mean of the logistic
+    # predictions evaluated auc 0.17360589 (= prediction/mean) and loss
+    # 0.9857633 at step 2; a second Estimator on the model_dir trained on to
+    # step 4: auc 0.1740067, loss 0.98444295. Here evaluate() failed with
+    # "has no value for variables ['auc/true_positives', ...]": the head's
+    # replaced AUC was taken for model state.
+    x = np.random.RandomState(0).normal(size=(8, 1)).astype(np.float32)
+    y = (np.arange(8) % 2).astype(np.int64).reshape(8, 1)
+
+    def data():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(4)
+
+    def metric_fn(predictions):
+        mean = keras.metrics.Mean(name="mean_logistic")
+        mean.update_state(predictions["logistic"])
+        return {"auc": mean}
+
+    def classifier():
+        est = ke.DNNClassifier(
+            [3],
+            [tf.feature_column.numeric_column("x")],
+            model_dir=str(tmp_path / "model"),
+            config=ke.RunConfig(tf_random_seed=1),
+        )
+        return ke.add_metrics(est, metric_fn)
+
+    est = classifier()
+    est.train(data, steps=2)
+    results = est.evaluate(data)
+    assert results["auc"] == pytest.approx(0.17360589, rel=1e-5)
+    assert results["loss"] == pytest.approx(0.9857633, rel=1e-5)
+    assert not [n for n in est.get_variable_names() if n.startswith("auc")]
+    again = classifier()
+    again.train(data, steps=2)
+    results = again.evaluate(data)
+    assert results["global_step"] == 4
+    assert results["auc"] == pytest.approx(0.1740067, rel=1e-5)
+    assert results["loss"] == pytest.approx(0.98444295, rel=1e-5)

@@ -953,6 +953,14 @@ class EstimatorInternals:
         """The Estimator's `ModelFnModel`, or None before any call made it."""
         return self._estimator._model
 
+    def keep_out_of_checkpoints(self, variables: Any) -> None:
+        """Saves `variables` in no checkpoint (a Keras metric's made in model_fn).
+
+        The model_fn marks the Keras metrics it returns in `eval_metric_ops`
+        so; this marks others, such as one an extender dropped from them.
+        """
+        self._estimator._store.mark_local(variables)
+
     def global_step_variable(self) -> tf.Variable | None:
         """The store's global step variable, or None before a trace made it."""
         return self._estimator._store.get(GLOBAL_STEP_NAME)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import keras
+
 from keras_estimator._src.base.fn_args import call_with_accepted, fn_args
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.estimator.estimator import Estimator, EstimatorInternals
@@ -78,13 +80,24 @@ def add_metrics(estimator: Estimator, metric_fn: Callable[..., Any]) -> Estimato
                 f"{type(added).__name__} ({added!r})."
             )
         metrics = dict(spec.eval_metric_ops or {})
+        for key in added:
+            # A Keras metric replaced under its key (a head's 'auc') is no
+            # longer returned, so the model_fn does not mark it: its
+            # variables are evaluation state all the same, in no checkpoint,
+            # as in 2.15, where Keras metrics' variables were in none.
+            replaced = getattr(metrics.get(key), "metric", metrics.get(key))
+            if isinstance(replaced, keras.metrics.Metric):
+                EstimatorInternals(extended[0]).keep_out_of_checkpoints(replaced.variables)
         metrics.update(added)
         return spec._replace(eval_metric_ops=metrics)
 
-    return Estimator(
-        model_fn,
-        model_dir=estimator.model_dir,
-        config=estimator.config,
-        # The same settings object (tf.estimator passed its private one too).
-        warm_start_from=EstimatorInternals(estimator).warm_start_settings,
-    )
+    extended = [
+        Estimator(
+            model_fn,
+            model_dir=estimator.model_dir,
+            config=estimator.config,
+            # The same settings object (tf.estimator passed its private one too).
+            warm_start_from=EstimatorInternals(estimator).warm_start_settings,
+        )
+    ]
+    return extended[0]

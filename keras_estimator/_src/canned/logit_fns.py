@@ -112,6 +112,7 @@ def call_logit_fn(
     ):
         return logits
     raise ValueError(
-        f"logit_fn should return a Tensor or a dict of string keys to Tensors; it "
-        f"returned {type(logits).__name__}: {logits!r}."
+        "logit_fn should return a Tensor or a dictionary mapping strings to "
+        f"Tensors. logit_fn returned {type(logits).__name__}: {logits!r}; return "
+        "the logits, or a dict of str keys to logits Tensors."
     )

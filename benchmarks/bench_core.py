@@ -23,7 +23,10 @@ and, on the keras_estimator side, three more rows from the same Estimator:
    of the v1 step itself (the "fused tf.function" row uses Keras' Adam);
 6. "keras_estimator + hook every step": ``train(steps=N, hooks=[LossHook()])``
    with a SessionRunHook fetching the loss (by graph name) on every step,
-   compared with the reference's ``train_steps_per_sec_with_hook``;
+   compared with the reference's ``train_steps_per_sec_with_hook``; and
+   "keras_estimator + observer hook every step", the same hook declaring
+   ``observes_only = True`` (what ``keras_estimator.ObserverHook`` declares:
+   steps that fetch for it share compiled calls), against the same reference;
 7. "Model.fit + HookCallback": the same ``ModelFnModel`` driven by plain Keras
    ``fit(steps_per_epoch=N)`` with the Estimator's default hooks (logging,
    step counter, summaries, checkpoints) in a ``keras_estimator.HookCallback``,
@@ -224,6 +227,9 @@ def bench_keras_estimator(train_steps: int, predict_calls: int) -> dict[str, Any
             "keras_estimator_hook_every_step": _bench_hook_every_step(
                 keras_estimator, est, train_input_fn, train_steps
             ),
+            "keras_estimator_observer_hook_every_step": _bench_hook_every_step(
+                keras_estimator, est, train_input_fn, train_steps, observer=True
+            ),
             "fit_hook_callback": _bench_fit_hook_callback(
                 keras_estimator, est, train_input_fn, train_steps
             ),
@@ -246,13 +252,24 @@ def _global_step_now(est: Any) -> int:
 
 
 def _bench_hook_every_step(
-    keras_estimator: Any, est: Any, train_input_fn: Any, train_steps: int
+    keras_estimator: Any,
+    est: Any,
+    train_input_fn: Any,
+    train_steps: int,
+    observer: bool = False,
 ) -> dict[str, Any]:
-    """``est.train(steps=N)`` with a hook that fetches the loss on every step."""
+    """``est.train(steps=N)`` with a hook that fetches the loss on every step.
+
+    With ``observer``, the same hook declares that it only observes
+    (``observes_only = True``, as ``keras_estimator.ObserverHook`` does), so
+    steps that fetch for it share compiled calls.
+    """
     loss_name = _train_loss_name(est)
 
     class LossHook(keras_estimator.SessionRunHook):
         """Fetches the training loss by graph name on every step."""
+
+        observes_only = observer
 
         def __init__(self) -> None:
             self.losses: list[Any] = []
@@ -277,6 +294,7 @@ def _bench_hook_every_step(
             f"LossHook saw {len(hook.losses)} values, expected {train_steps}"
         )
     result = {
+        "observer": observer,
         "loss_name": loss_name,
         "hook_values_seen": len(hook.losses),
         "hook_last_loss": float(hook.losses[-1]),
@@ -522,6 +540,7 @@ def _ratios(results: dict[str, Any]) -> dict[str, float | None]:
     fused = results["fused_limit"]
     fused_mf = results["fused_model_fn_step"]
     hooked = results["keras_estimator_hook_every_step"]
+    observed = results["keras_estimator_observer_hook_every_step"]
     fit_hooks = results["fit_hook_callback"]
     ref = results.get("tf_estimator_2_15") or {}
     return {
@@ -549,6 +568,9 @@ def _ratios(results: dict[str, Any]) -> dict[str, float | None]:
         "ours_hook_vs_ref_hook_train": _ratio(
             hooked["train_steps_per_sec"], ref.get("train_steps_per_sec_with_hook")
         ),
+        "ours_observer_hook_vs_ref_hook_train": _ratio(
+            observed["train_steps_per_sec"], ref.get("train_steps_per_sec_with_hook")
+        ),
         "ours_hook_vs_ours_train": _ratio(
             hooked["train_steps_per_sec"], ours["train_steps_per_sec"]
         ),
@@ -571,6 +593,7 @@ def _print_report(
     fused = results["fused_limit"]
     fused_mf = results["fused_model_fn_step"]
     hooked = results["keras_estimator_hook_every_step"]
+    observed = results["keras_estimator_observer_hook_every_step"]
     fit_hooks = results["fit_hook_callback"]
     ref = results.get("tf_estimator_2_15")
     ref = ref or {}
@@ -604,6 +627,13 @@ def _print_report(
             "keras_estimator + hook every step",
             hooked["train_steps_per_sec"],
             hooked["train_steps_per_sec_steady"],
+            None,
+            None,
+        ),
+        (
+            "keras_estimator + observer hook every step",
+            observed["train_steps_per_sec"],
+            observed["train_steps_per_sec_steady"],
             None,
             None,
         ),
@@ -646,6 +676,9 @@ def _print_report(
         "ours_vs_fused_model_fn_step_train": "keras_estimator / fused model_fn step train",
         "fused_model_fn_step_vs_fused_limit_train": "fused model_fn step / fused limit train",
         "ours_hook_vs_ref_hook_train": "hook every step: keras_estimator / tf.estimator 2.15",
+        "ours_observer_hook_vs_ref_hook_train": (
+            "observer hook every step: keras_estimator / 2.15"
+        ),
         "ours_hook_vs_ours_train": "keras_estimator + hook / keras_estimator train",
         "ours_vs_fit_hook_callback_train": "keras_estimator / Model.fit + HookCallback train",
         "fit_hook_callback_vs_ours_paired": "Model.fit + HookCallback / Estimator.train, paired",

@@ -129,6 +129,9 @@ if typing.TYPE_CHECKING:
     )
     from keras_estimator._src.hooks.basic_hooks import NanTensorHook as NanTensorHook
     from keras_estimator._src.hooks.basic_hooks import (
+        ObserverHook as ObserverHook,
+    )
+    from keras_estimator._src.hooks.basic_hooks import (
         SecondOrStepTimer as SecondOrStepTimer,
     )
     from keras_estimator._src.hooks.basic_hooks import (

@@ -192,6 +192,7 @@ TABLE: tuple[PublicName, ...] = tuple(
         ("experimental", V1_TPU_EXPERIMENTAL, (V1_TPU,)),
         # Extensions of the top level, not in tf.estimator 2.15.
         ("HookCallback", f"{_SRC}.engine.hook_callback:HookCallback", (ESTIMATOR,)),
+        ("ObserverHook", f"{_SRC}.hooks.basic_hooks:ObserverHook", (ESTIMATOR,)),
         ("compat", "keras_estimator.compat", (ESTIMATOR,)),
         ("install", f"{_SRC}.zero_change.install:install", (ESTIMATOR,)),
         ("keras_model_from_estimator", f"{_SRC}.keras_interop.model_to_estimator:keras_model_from_estimator", (ESTIMATOR,)),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
 from keras_estimator._src.engine.variable_store import as_tf_variable
@@ -30,6 +31,10 @@ class FetchPlan:
         self._leaf_keys: list[list[str]] = []
         self.keys: list[str] = []
         self.variables: dict[str, Any] = {}
+        # Set by the hook dispatcher: the run may be several steps, each
+        # fetching `keys` (observer hooks only); the step functions then
+        # return every step's values (`StepwiseValues`).
+        self.every_step = False
         for request in requests:
             fetches = None if request is None else request.fetches
             if request is not None and getattr(request, "feed_dict", None):
@@ -66,16 +71,58 @@ class FetchPlan:
 
     def results(self, values: dict[str, Any]) -> list[Any]:
         """Each hook's results, nested like its fetches."""
-        packed: list[Any] = []
-        for fetches, leaf_keys in zip(self._structures, self._leaf_keys, strict=True):
-            if fetches is None:
-                packed.append(None)
-            elif isinstance(fetches, str):
-                packed.append(values[leaf_keys[0]])
-            else:
-                leaves = [values[key] for key in leaf_keys]
-                packed.append(tf.nest.pack_sequence_as(fetches, leaves))
-        return packed
+        return [self.result_for(index, values) for index in range(len(self._structures))]
+
+    def result_for(self, index: int, values: dict[str, Any]) -> Any:
+        """The results of the `index`-th request, nested like its fetches."""
+        fetches = self._structures[index]
+        leaf_keys = self._leaf_keys[index]
+        if fetches is None:
+            return None
+        if isinstance(fetches, str):
+            return values[leaf_keys[0]]
+        return tf.nest.pack_sequence_as(fetches, [values[key] for key in leaf_keys])
+
+    def fetches_of(self, index: int) -> Any:
+        """What the `index`-th request fetched (None: nothing)."""
+        return self._structures[index]
+
+    def keys_of(self, index: int) -> list[str]:
+        """The keys of the `index`-th request's fetches."""
+        return self._leaf_keys[index]
+
+    def only_reads(self) -> bool:
+        """Whether fetching it runs nothing: no operations, no summaries.
+
+        Only such a plan may be fetched on every step of a fused run.
+        """
+        return not any(key.startswith((_OPERATION_PREFIX, SUMMARY_PREFIX)) for key in self.keys)
+
+
+class StepwiseValues:
+    """What a run of several fetching steps fetched, step by step.
+
+    Args:
+        global_steps: the global step after each step, in order.
+        values: key -> the values of every step, stacked on a first axis.
+    """
+
+    def __init__(self, global_steps: Any, values: dict[str, Any]) -> None:
+        self.global_steps = [int(step) for step in global_steps]
+        self._values = values
+
+    def __len__(self) -> int:
+        return len(self.global_steps)
+
+    def step(self, index: int) -> dict[str, Any]:
+        """key -> the value the `index`-th step fetched, as a one-step run gives it."""
+        values = {}
+        for key, stacked in self._values.items():
+            value = stacked[index]
+            # A step's own array, as a one-step run returns it (not a view
+            # into the stack); scalars come out as numpy scalars alike.
+            values[key] = value.copy() if isinstance(value, np.ndarray) else value
+        return values
 
 
 def resolve(

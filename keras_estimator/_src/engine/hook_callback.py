@@ -62,6 +62,11 @@ def check_hooks(hooks: Any, name: str = "hooks") -> list[Any]:
     return hooks
 
 
+def observes_only(hook: Any) -> bool:
+    """Whether `hook` declares that its `after_run` only observes (`ObserverHook`)."""
+    return getattr(hook, "observes_only", False) is True
+
+
 class LoopSession(SessionStandIn):
     """The session hooks' `end()` gets from a training loop: `run(fetches)` works.
 
@@ -99,6 +104,21 @@ class HookCallback(keras.callbacks.Callback):
     def __init__(self, hooks: Sequence[Any]) -> None:
         super().__init__()
         self._hooks = check_hooks(list(hooks))
+        # What each hook is, settled once: checking the runtime Protocols on
+        # every run cost a fifth of a step that fetches for a hook.
+        self._asks: list[Any] = [
+            hook.steps_until_needed if isinstance(hook, PlansFusion) else None
+            for hook in self._hooks
+        ]
+        self._stop_asks = [
+            hook.steps_until_stop for hook in self._hooks if isinstance(hook, StopsTraining)
+        ]
+        self._loss_checkers = [hook for hook in self._hooks if isinstance(hook, ChecksLoss)]
+        self._observers = [observes_only(hook) for hook in self._hooks]
+        # For the coming run, when it may cover several steps that each fetch
+        # (only observers fetch): per hook, whether the run's length leaves
+        # it out (it is served at every step instead). None otherwise.
+        self._served: list[bool] | None = None
         self._context: SessionRunContext | None = None
         self._plan: _fetches.FetchPlan | None = None
         self._session = SessionStandIn()
@@ -119,28 +139,40 @@ class HookCallback(keras.callbacks.Callback):
         return list(self._hooks)
 
     def steps_until_needed(self, global_step: int) -> int | None:
-        """The fewest steps any hook lets the next run cover (1 for plain hooks)."""
-        needs = []
-        for hook in self._hooks:
-            if not isinstance(hook, PlansFusion):
+        """The fewest steps any hook lets the next run cover (1 for plain hooks).
+
+        Observers served at every step of the coming run (see
+        `_stepwise_observers`) do not shorten it.
+        """
+        served = self._served
+        fewest: int | None = None
+        for index, ask in enumerate(self._asks):
+            if served is not None and served[index]:
+                continue
+            if ask is None:
                 return 1
-            need = hook.steps_until_needed(global_step)
+            need = ask(global_step)
             if need is not None:
-                needs.append(max(int(need), 1))
-        return min(needs) if needs else None
+                need = max(int(need), 1)
+                if fewest is None or need < fewest:
+                    fewest = need
+        return fewest
 
     def steps_until_stop(self, global_step: int) -> int | None:
         """The fewest steps until a hook stops training (stop-at-step hooks)."""
-        stops = []
-        for hook in self._hooks:
-            steps = hook.steps_until_stop(global_step) if isinstance(hook, StopsTraining) else None
+        fewest: int | None = None
+        for ask in self._stop_asks:
+            steps = ask(global_step)
             if steps is not None:
-                stops.append(max(int(steps), 1))
-        return min(stops) if stops else None
+                steps = max(int(steps), 1)
+                if fewest is None or steps < fewest:
+                    fewest = steps
+        return fewest
 
     # ---- the dispatch points -------------------------------------------------
     def _begin(self, mode: str) -> None:
         self._mode = mode
+        self._served = None
         self._global_step = self._read_global_step()
         self._graph = self._hook_graph(mode)
         with self._graph.as_default():
@@ -159,10 +191,41 @@ class HookCallback(keras.callbacks.Callback):
         with self._graph_lookups():
             requests = [hook.before_run(context) for hook in self._hooks]
         plan = self._fetch_plan(requests)
-        wants_loss = any(key.split(":")[0] == "loss" for key in plan.keys)
-        self._loss_before = self._loss_totals() if wants_loss else None
+        self._served = self._stepwise_observers(requests, plan, context)
+        plan.every_step = self._served is not None
+        if self._loop_model is None:
+            wants_loss = any(key.split(":")[0] == "loss" for key in plan.keys)
+            self._loss_before = self._loss_totals() if wants_loss else None
         self._context, self._plan = context, plan
         self._set_request(plan if plan.keys else None)
+
+    def _stepwise_observers(
+        self, requests: Sequence[Any], plan: _fetches.FetchPlan, context: SessionRunContext
+    ) -> list[bool] | None:
+        """Whether the coming run may be several steps that each fetch `plan`.
+
+        It may when training a model_fn in runs the loop plans, every hook
+        that fetches is an observer (`observes_only`), the fetches only read
+        values (no operations, no summaries) and no hook asked to stop. The
+        run's length is then bounded by every other hook, and by observers
+        that fetch nothing now but say when they next will; other observers
+        are served at every step. Returns, per hook, whether it is one
+        served so (leaving the run's length to the others); else None.
+        """
+        if not plan.keys or self._mode != "train" or context.stop_requested:
+            return None
+        run = self._run_state()
+        if run is None or not run.training or not run.in_loop or run.loop_length:
+            return None
+        for request, observer in zip(requests, self._observers, strict=True):
+            if not observer and request is not None and request.fetches is not None:
+                return None
+        if not plan.only_reads():
+            return None
+        return [
+            observer and (self._asks[index] is None or plan.fetches_of(index) is not None)
+            for index, observer in enumerate(self._observers)
+        ]
 
     def _after_run(self, logs: dict[str, Any] | None) -> None:
         context, plan = self._context, self._plan
@@ -176,6 +239,10 @@ class HookCallback(keras.callbacks.Callback):
             self._check_loss({"loss": math.nan}, nan_step)
         if run is not None and run.last_run_steps == 0:
             return  # the input ended before this run made a step
+        stepwise = run.fetches.stepwise if run is not None else None
+        if stepwise is not None and plan.every_step:
+            self._after_steps(context, plan, stepwise, logs)
+            return
         self._global_step = self._read_global_step(logs)
         context.global_step = self._global_step
         if nan_step is None:
@@ -185,15 +252,103 @@ class HookCallback(keras.callbacks.Callback):
             for hook, results in zip(self._hooks, plan.results(values), strict=True):
                 hook.after_run(context, SessionRunValues(results, None, None))
         self._set_request(None)
+        self._served = None
         if context.stop_requested:
             self._request_stop()
+
+    def _after_steps(
+        self,
+        context: SessionRunContext,
+        plan: _fetches.FetchPlan,
+        stepwise: _fetches.StepwiseValues,
+        logs: dict[str, Any] | None,
+    ) -> None:
+        """Ends a run of several fetching steps as the runs of each step alone.
+
+        Observers get, step by step, `before_run` (from the second step on;
+        the first step's came before the run) and `after_run` with that
+        step's values and global step; every other hook saw the run begin
+        and sees its last step, as in any run of several steps. The loss is
+        checked at the last step (a NaN loss ends such a run).
+        """
+        observers = [index for index, observer in enumerate(self._observers) if observer]
+        everyone = range(len(self._hooks))
+        last = len(stepwise) - 1
+        step_plans: list[Any] = [plan] * len(self._hooks)
+        for position, step in enumerate(stepwise.global_steps):
+            values = stepwise.step(position)
+            if position:
+                context = SessionRunContext(SessionRunArgs(fetches=None), None)
+                context.global_step = self._global_step
+                step_plans = self._observers_before_run(context, observers, plan, values)
+            self._global_step = step
+            context.global_step = step
+            if position == last:
+                self._check_loss(logs, step)
+            with self._graph_lookups():
+                for index in everyone if position == last else observers:
+                    step_plan = step_plans[index]
+                    results = (
+                        None
+                        if step_plan is None
+                        else step_plan.result_for(index if step_plan is plan else 0, values)
+                    )
+                    hook = self._hooks[index]
+                    hook.after_run(context, SessionRunValues(results, None, None))
+                    if context.stop_requested and position != last:
+                        raise RuntimeError(
+                            f"{type(hook).__name__} declares observes_only = True but "
+                            f"requested a stop at global step {step}, inside a run "
+                            "whose later steps have already run. A hook whose "
+                            "after_run may stop training is not an observer: set "
+                            "observes_only = False on it."
+                        )
+        self._set_request(None)
+        self._served = None
+        if context.stop_requested:
+            self._request_stop()
+
+    def _observers_before_run(
+        self,
+        context: SessionRunContext,
+        observers: Sequence[int],
+        plan: _fetches.FetchPlan,
+        values: dict[str, Any],
+    ) -> list[Any]:
+        """Calls the observers' `before_run` for a step run already.
+
+        Returns, per hook, the plan that packs its results (the run's own
+        for a request like the first step's), or None for no results.
+        """
+        step_plans: list[Any] = [None] * len(self._hooks)
+        with self._graph_lookups():
+            for index in observers:
+                request = self._hooks[index].before_run(context)
+                fetches = None if request is None else request.fetches
+                if fetches is None:
+                    continue
+                if fetches is plan.fetches_of(index) and not request.feed_dict:
+                    step_plans[index] = plan
+                    continue
+                own = self._fetch_plan([request])
+                missing = [key for key in own.keys if key not in values]
+                if missing:
+                    raise RuntimeError(
+                        f"{type(self._hooks[index]).__name__} declares observes_only = "
+                        f"True but asked at global step {context.global_step} to fetch "
+                        f"{missing}, which the first step of its run did not: an "
+                        "observer's before_run must fetch the same values at every "
+                        "step (or nothing). Set observes_only = False on it."
+                    )
+                step_plans[index] = own
+        return step_plans
 
     def _check_loss(self, logs: dict[str, Any] | None, step: int) -> None:
         """Hands a run's loss at `step` to hooks that check it (NanTensorHook)."""
         if not logs or "loss" not in logs:
             return
-        for hook in self._hooks:
-            if isinstance(hook, ChecksLoss) and hook.loop_driven:
+        for hook in self._loss_checkers:
+            if hook.loop_driven:
                 hook.check_loss(float(logs["loss"]), step)
 
     def _end(self) -> None:
@@ -290,6 +445,7 @@ class HookCallback(keras.callbacks.Callback):
         if state is not None:
             state.request = plan
             state.results = {}
+            state.stepwise = None
 
     def _fetched_values(
         self, plan: _fetches.FetchPlan, logs: dict[str, Any] | None

@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import tensorflow as tf
 
-from keras_estimator._src.engine.fetches import FetchPlan
+from keras_estimator._src.engine.fetches import FetchPlan, StepwiseValues
 from keras_estimator._src.engine.fused_loop import GLOBAL_STEP_KEY, LOSS_KEY
 
 # Longest run of steps fused into one call when no callback needs a step:
@@ -39,6 +39,9 @@ class FetchState:
 
     request: FetchPlan | None = None
     results: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # A run of several steps that each fetched (`FetchPlan.every_step`): every
+    # step's values and global step. None after a run of one fetching step.
+    stepwise: StepwiseValues | None = None
 
 
 class RunState:

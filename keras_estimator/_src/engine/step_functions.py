@@ -22,7 +22,7 @@ from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.distribute import multi_worker
 from keras_estimator._src.engine import fetched_only as _fetched_only
 from keras_estimator._src.engine import fetches as _fetches
-from keras_estimator._src.engine import fused_loop, inputs, step_call
+from keras_estimator._src.engine import fetching_loop, fused_loop, inputs, step_call
 from keras_estimator._src.engine.fused_loop import NAN_STEP_KEY
 from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
 from keras_estimator._src.engine.run_plan import RunState
@@ -408,6 +408,61 @@ class StepFunctions:
         self._model.run_state.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
         return 1, outputs
 
+    def _run_fetching_every_step(
+        self,
+        iterator: Any,
+        plan: _fetches.FetchPlan,
+        steps: int,
+        shared_for: Callable[[Any, tuple[str, ...] | None], Any],
+    ) -> tuple[int, dict[str, Any], bool] | None:
+        """Runs up to `steps` steps in one call, each fetching what `plan` asks.
+
+        Every step is the one-step fetching step (`_shared_fetching`) in a
+        loop, so each step's values are those a run of that step alone
+        fetches. The run ends early after a step whose loss is NaN (the
+        loop reports it at that step, as after a one-step run) or when the
+        input ends. Each step's values and global step go to the run
+        state's `fetches.stepwise`. Returns `(steps run, last logs, whether
+        the input ended)`, or None when the steps cannot be run so (no shared
+        trace of the step, or a fetched value's shape is not fixed): the
+        caller runs one fetching step instead.
+        """
+        key = ("every_step", *fetch_plan_key(plan), self._spec_key(iterator))
+        call: Any = self._fetching_functions.get(key)
+        if call is None:
+            shared = shared_for(iterator, None)
+            body = None if shared is None else self._shared_fetching(shared, plan, False)
+            call = False
+            fetched = (
+                None
+                if body is None
+                else fetching_loop.fetched_spec(body, iterator.element_spec, FETCHES_KEY)
+            )
+            if body is not None and fetched is not None:
+                looped = fetching_loop.fetching_steps(
+                    body, lambda: self._model.logs_specs[ModeKeys.TRAIN], fetched, FETCHES_KEY
+                )
+                call = (
+                    looped.get_concrete_function(iterator, tf.TensorSpec([], tf.int32)),
+                    fetching_loop.steps_within_memory(fetched),
+                )
+            self._fetching_functions[key] = call
+        if call is False:
+            return None
+        concrete, most_steps = call
+        steps = min(steps, most_steps)
+        count, logs, nan_stop, global_steps, stacked = function_calls.call_traced(
+            concrete, iterator, tf.constant(steps, tf.int32)
+        )
+        count = int(count)
+        state = self._model.run_state.fetches
+        state.results = {}
+        input_ended = count < steps and not bool(nan_stop)
+        state.stepwise = _fetches.StepwiseValues(
+            global_steps.numpy(), {k: v.numpy() for k, v in stacked.items()}
+        )
+        return count, logs, input_ended
+
     def _shared_fetching(
         self, shared: _SharedStep, plan: _fetches.FetchPlan, summaries: bool
     ) -> Callable[[Any], dict[str, Any]] | None:
@@ -621,6 +676,30 @@ class StepFunctions:
                 self._stop(kind)
                 return last_logs
             fetched = True
+            stepwise = (
+                fetching
+                and plan is not None
+                and plan.every_step
+                and shares
+                and kind == "train"
+                and not run.loop_length
+                and planned > 1
+            )
+            if stepwise and plan is not None:
+                stepwise_run = self._run_fetching_every_step(iterator, plan, planned, shared_for)
+                if stepwise_run is not None:
+                    steps_run, logs, input_ended = stepwise_run
+                    # A NaN loss ends such a run: its last step's loss shows it.
+                    run.nan_loss_step = None
+                    run.last_run_steps = steps_run
+                    run.record(steps_run, logs)
+                    if steps_run == 0:
+                        self._stop(kind)
+                        return last_logs
+                    last_logs = logs
+                    if input_ended or _input_used_up(run) or self._planned_steps(run) <= 0:
+                        self._stop(kind)
+                    return logs
             if fetching:
                 if not run.loop_length:
                     planned = 1
@@ -681,6 +760,20 @@ def fetching_step(
             return one_step(iterator.get_next())
 
     return step_with_fetches
+
+
+def _input_used_up(run: RunState) -> bool:
+    """Whether the steps run have read every batch of an input of known length.
+
+    Keras' `fit` then calls the train function no more, as after as many runs
+    of one step each; without this a run of several steps that ends with the
+    input would be followed by one that runs none (its hooks' before_run
+    called for nothing).
+    """
+    if not run.epoch_iterators:
+        return False
+    batches = run.epoch_iterators[-1].num_batches
+    return bool(batches) and run.steps_run >= batches
 
 
 def _is_default_strategy(strategy: tf.distribute.Strategy) -> bool:

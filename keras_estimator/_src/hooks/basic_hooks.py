@@ -149,6 +149,33 @@ class _NeverTriggerTimer(SecondOrStepTimer):
 # ---- logging -----------------------------------------------------------------
 
 
+class ObserverHook(SessionRunHook):
+    """A SessionRunHook whose `after_run` only observes: fetches may be fused.
+
+    A hook that fetches values on every step makes every step a compiled
+    call of its own. Subclassing this class (or setting the class attribute
+    `observes_only = True` on any hook) tells the loop the hook keeps these
+    promises:
+
+    - `before_run` returns the same `SessionRunArgs` fetches at every step
+      (the same object, or fetches of the same tensors), or None;
+    - `before_run` and `after_run` read training only through their
+      `run_context` (its `global_step`) and `run_values`, never the live
+      variables or the clock to decide what to fetch;
+    - `after_run` never calls `run_context.request_stop()` and never changes
+      what training does.
+
+    The loop may then run several such steps in one compiled call that keeps
+    every step's fetched values, and afterwards call the hook's `before_run`
+    and `after_run` step by step, in order, with the values and global steps
+    it would have seen running the steps one by one. Runs still end where
+    any other hook needs them to (checkpoints, summaries, stops). A hook
+    breaking the promises is reported with a RuntimeError.
+    """
+
+    observes_only = True
+
+
 def _tag(item: Any) -> str:
     """A log tag for a tensor given in a list: its name (or the name itself)."""
     if isinstance(item, str):
@@ -225,6 +252,12 @@ class LoggingTensorHook(SessionRunHook):
         self._fetching = False
         self._last_values: dict[str, Any] | None = None
         self._run_at_end = False
+
+    @property
+    def observes_only(self) -> bool:
+        """Its after_run only logs (see `ObserverHook`); not on a timer in
+        seconds, whose lines are due by the clock at each step."""
+        return self._every_n_secs is None
 
     def _fetches_for_end(self) -> bool:
         return self._log_at_end and not self._run_at_end

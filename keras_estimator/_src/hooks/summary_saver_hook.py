@@ -101,6 +101,12 @@ class SummarySaverHook(SessionRunHook):
             self._event_file = summaries.event_file(self._model_fn_dir())
             self._event_file.acquire()
 
+    @property
+    def observes_only(self) -> bool:
+        """Its after_run only writes what it fetched (see `ObserverHook`);
+        not on a timer in seconds, whose saves are due by the clock."""
+        return self._timer.steps_until_trigger(0) is not None
+
     def _model_fn_dir(self) -> str:
         """Where the model_fn's summaries go (a writer's logdir, else output_dir)."""
         logdir = None

@@ -36,6 +36,7 @@ from keras_estimator._src.engine.prediction_keys import PredictionKeys
 from keras_estimator._src.engine.run_plan import RunState
 from keras_estimator._src.engine.step_functions import FETCHES_KEY, StepFunctions
 from keras_estimator._src.engine.variable_store import VariableStore, as_tf_variable
+from keras_estimator._src.engine.whole_evaluation import WholeEvaluation
 from keras_estimator._src.tf_internals import keras_trainer
 
 
@@ -82,6 +83,7 @@ class ModelFnModel(keras.Model):
         # The call under way (an idle state between calls); see `running`.
         self._run = RunState()
         self._built_state = _BuiltState()
+        self._whole_evaluation = WholeEvaluation()
         self.built = True
 
     # Each mode is built by `build_mode`: Keras' own build at the start of
@@ -392,6 +394,34 @@ class ModelFnModel(keras.Model):
     def final_metric_values(self, element_spec: Any) -> dict[str, Any]:
         """Each eval metric's value read after all updates (see `StepFunctions`)."""
         return self._steps.final_metric_values(element_spec)
+
+    def evaluate_in_one_call(
+        self, dataset: Any, steps: int | None
+    ) -> tuple[dict[str, Any], int] | None:
+        """Evaluates `dataset` in one compiled call per 1000 batches (`whole_evaluation`).
+
+        Returns the logs with the final metric values, and the steps run;
+        None, before reading any input, where the evaluation's loop is not
+        shared (under a strategy), the input is not a `tf.data.Dataset`, or
+        the model_fn resets metrics of its own: Keras' `evaluate` runs then.
+        """
+        if not isinstance(dataset, tf.data.Dataset):
+            return None
+        if getattr(self._trace.model_fn, "reset_metrics", None) is not None:
+            return None
+        self.make_test_function()
+        loop_for = self._steps.evaluation_loop()
+        if loop_for is None:
+            return None
+        # The box holds the only reference to the iterator, freed on the
+        # release thread (`input_release`).
+        box = [iter(dataset)]
+        try:
+            loop = loop_for(box[0])
+            values = self._steps.metric_values_function(dataset.element_spec)
+            return self._whole_evaluation.run(box[0], steps, loop, values, self.metrics)
+        finally:
+            _input_release.release(box)
 
     def make_train_function(self, force: bool = False) -> Any:
         existing = getattr(self, "train_function", None)

@@ -206,6 +206,8 @@ class StepFunctions:
         self._fetching_functions: dict[Any, Any] = {}
         self._last_spec_key: tuple[Any, str] = (None, "")
         self._value_functions: dict[str, Any] = {}
+        # The evaluation's fused loop for an input (one device only).
+        self._evaluation_loop: Callable[[Any], Any] | None = None
 
     def final_metric_values(self, element_spec: Any) -> dict[str, Any]:
         """Each eval metric's value op, read after all updates (as TF1 did).
@@ -215,17 +217,28 @@ class StepFunctions:
         any update. Metrics whose value depends on the input (not on metric
         variables alone) keep the value of the last step.
         """
-        key = repr(element_spec)
-        function = self._value_functions.get(key)  # made by a shared trace, or:
-        if function is None:
-            function = self._value_function(element_spec)
-            self._value_functions[key] = function
+        function = self.metric_values_function(element_spec)
         if function is False:
             return {}
         return {
             name: tf.nest.map_structure(lambda v: v.numpy(), value)
             for name, value in function().items()
         }
+
+    def metric_values_function(self, element_spec: Any) -> Any:
+        """The function of no input reading the final metric values; False: none."""
+        key = repr(element_spec)
+        function = self._value_functions.get(key)  # made by a shared trace, or:
+        if function is None:
+            function = self._value_function(element_spec)
+            self._value_functions[key] = function
+        return function
+
+    def evaluation_loop(self) -> Callable[[Any], Any] | None:
+        """The evaluation's fused loop traced for an iterator (a concrete
+        function of (iterator, steps) giving (steps run, last logs)); None
+        where the evaluation step is not shared (under a strategy)."""
+        return self._evaluation_loop
 
     def _value_function(self, element_spec: Any) -> Any:
         if multi_worker.is_multi_worker(self._model.distribute_strategy):
@@ -639,9 +652,7 @@ class StepFunctions:
         compiled = fused_loop.fused_steps(one_step, lambda: self._model.logs_specs[mode])
         traced: dict[str, Any] = {}
 
-        def fused(iterator: Any, num_steps: int) -> Any:
-            # Called through its traced function: tf.function's per-call
-            # argument binding would cost a third of a call that runs no step.
+        def loop_for(iterator: Any) -> Any:
             key = self._spec_key(iterator)
             concrete = traced.get(key)
             if concrete is None:
@@ -654,9 +665,17 @@ class StepFunctions:
                 finally:
                     tracing[0] = None
                 traced[key] = concrete
+            return concrete
+
+        def fused(iterator: Any, num_steps: int) -> Any:
+            # Called through its traced function: tf.function's per-call
+            # argument binding would cost a third of a call that runs no step.
             return function_calls.call_traced(
-                concrete, iterator, tf.constant(num_steps, tf.int32)
+                loop_for(iterator), iterator, tf.constant(num_steps, tf.int32)
             )
+
+        if kind == "test" and shares:
+            self._evaluation_loop = loop_for
 
         last_logs: dict[str, Any] = {}
 

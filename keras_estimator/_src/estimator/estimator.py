@@ -515,15 +515,25 @@ class Estimator:
             _loop_context.active(self._loop_context()),
             _eval_summary.logged_evaluation(),
         ):
-            logs, ran = _loop.run_evaluation(
-                model, dataset, steps, eval_callbacks, self._config.steps_per_loop, state
+            # Nothing sees the batches: the evaluation and its final metric
+            # values run in one compiled call (`whole_evaluation`).
+            whole = (
+                None
+                if spec_hooks or user_hooks or user_callbacks or self._strategy is not None
+                else model.evaluate_in_one_call(dataset, steps)
             )
+            if whole is None:
+                logs, ran = _loop.run_evaluation(
+                    model, dataset, steps, eval_callbacks, self._config.steps_per_loop, state
+                )
+            else:
+                logs, ran = whole
         if ran == 0:
             warnings.warn(
                 "Evaluation made no steps: input_fn's dataset was empty.",
                 stacklevel=2,
             )
-        if ran:
+        if ran and whole is None:
             logs = {**logs, **model.final_metric_values(element_spec)}
         # numpy values of each tensor's dtype, as 2.15's session run gave them.
         specs = model.logs_specs.get(ModeKeys.EVAL, {})

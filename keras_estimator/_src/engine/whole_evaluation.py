@@ -147,4 +147,3 @@ def python_logs(logs: dict[str, Any]) -> dict[str, Any]:
             pass
         out[key] = value
     return out
-

@@ -170,7 +170,13 @@ class Estimator:
         return _checkpoint.variable_names(self._require_checkpoint())
 
     def get_variable_value(self, name: str) -> np.ndarray:
-        """The value of variable `name` in the latest checkpoint."""
+        """The value of variable `name` in the latest checkpoint.
+
+        A variable's graph name (`global_step:0`, `v.name`) names it too, as
+        in 2.15, whose `tf.train.load_variable` dropped the `:0`.
+        """
+        if isinstance(name, str) and name.endswith(":0"):
+            name = name[:-2]
         return _checkpoint.variable_value(self._require_checkpoint(), name)
 
     def eval_dir(self, name: str | None = None) -> str:

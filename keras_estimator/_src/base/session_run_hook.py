@@ -82,6 +82,10 @@ class SessionRunContext:
         original_args: the loop's own `SessionRunArgs` for this run.
         global_step: the global step before this run (in `before_run`) and
             after it (in `after_run`). An addition to tf.estimator's context.
+        run_steps: the steps this run makes at most, as `before_run` sees it:
+            1, unless the loop fuses the steps before a hook's fetching step
+            into its run and the hook said it can fetch for a run's last
+            step (`fetch_at_run_end`). An addition too.
     """
 
     def __init__(self, original_args: SessionRunArgs, session: Any) -> None:
@@ -89,6 +93,7 @@ class SessionRunContext:
         self._original_args = original_args
         self._stop_requested = False
         self.global_step = 0
+        self.run_steps = 1
 
     @property
     def original_args(self) -> SessionRunArgs:

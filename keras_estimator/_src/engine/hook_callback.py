@@ -115,6 +115,15 @@ class HookCallback(keras.callbacks.Callback):
         ]
         self._loss_checkers = [hook for hook in self._hooks if isinstance(hook, ChecksLoss)]
         self._observers = [observes_only(hook) for hook in self._hooks]
+        # Hooks that can fetch for the last step of a run of several steps
+        # (`fetch_at_run_end`); whether the loop runs them so is settled in
+        # `_begin`.
+        self._run_end_indices = {
+            index
+            for index, hook in enumerate(self._hooks)
+            if callable(getattr(hook, "fetch_at_run_end", None))
+        }
+        self._at_run_end = False
         # For the coming run, when it may cover several steps that each fetch
         # (only observers fetch): per hook, whether the run's length leaves
         # it out (it is served at every step instead). None otherwise.
@@ -153,6 +162,10 @@ class HookCallback(keras.callbacks.Callback):
                 return 1
             need = ask(global_step)
             if need is not None:
+                if served is not None and self._at_run_end and index in self._run_end_indices:
+                    # A run of steps that each fetch is replayed step by
+                    # step: it must end before the step such a hook fetches.
+                    need = int(need) - 1
                 need = max(int(need), 1)
                 if fewest is None or need < fewest:
                     fewest = need
@@ -173,6 +186,20 @@ class HookCallback(keras.callbacks.Callback):
     def _begin(self, mode: str) -> None:
         self._mode = mode
         self._served = None
+        # A run's fetching step may be its last, fused with the steps before
+        # it, when training a model_fn under the loop and every hook that
+        # fetches can be told so; other hooks that fetch make it a run of
+        # its own (`_before_run`).
+        run = self._run_state()
+        self._at_run_end = (
+            mode == "train"
+            and bool(self._run_end_indices)
+            and run is not None
+            and run.training
+            and run.fuses_run_end  # one device, in runs the loop plans
+        )
+        for index in self._run_end_indices:
+            self._hooks[index].fetch_at_run_end(self._at_run_end)
         self._global_step = self._read_global_step()
         self._graph = self._hook_graph(mode)
         with self._graph.as_default():
@@ -188,16 +215,43 @@ class HookCallback(keras.callbacks.Callback):
     def _before_run(self) -> None:
         context = SessionRunContext(SessionRunArgs(fetches=None), None)
         context.global_step = self._global_step
+        steps = self._run_steps()
+        context.run_steps = steps
         with self._graph_lookups():
             requests = [hook.before_run(context) for hook in self._hooks]
+            if steps > 1 and any(
+                request is not None
+                and request.fetches is not None
+                and index not in self._run_end_indices
+                for index, request in enumerate(requests)
+            ):
+                # A hook that fetches for the run's first step makes it a
+                # run of one step: the others decide again for that step.
+                steps = context.run_steps = 1
+                requests = [
+                    self._hooks[index].before_run(context)
+                    if index in self._run_end_indices
+                    else request
+                    for index, request in enumerate(requests)
+                ]
         plan = self._fetch_plan(requests)
-        self._served = self._stepwise_observers(requests, plan, context)
+        self._served = None if steps > 1 else self._stepwise_observers(requests, plan, context)
         plan.every_step = self._served is not None
         if self._loop_model is None:
             wants_loss = any(key.split(":")[0] == "loss" for key in plan.keys)
             self._loss_before = self._loss_totals() if wants_loss else None
         self._context, self._plan = context, plan
         self._set_request(plan if plan.keys else None)
+        state = self._fetch_state()
+        if state is not None and plan.keys:
+            state.run_steps = steps
+
+    def _run_steps(self) -> int:
+        """The steps of the coming run, when hooks fetch for its last one (else 1)."""
+        run = self._run_state()
+        if not self._at_run_end or run is None:
+            return 1
+        return max(run.planned_steps() or 1, 1)
 
     def _stepwise_observers(
         self, requests: Sequence[Any], plan: _fetches.FetchPlan, context: SessionRunContext
@@ -247,9 +301,15 @@ class HookCallback(keras.callbacks.Callback):
         context.global_step = self._global_step
         if nan_step is None:
             self._check_loss(logs, self._global_step)
-        values = self._fetched_values(plan, logs)
+        state = self._fetch_state()
+        if state is not None and state.missed:
+            # The input ended, or a loss was NaN, before the run's last
+            # step, which fetches: the steps before it ran, nothing was fetched.
+            per_hook: list[Any] = [None] * len(self._hooks)
+        else:
+            per_hook = plan.results(self._fetched_values(plan, logs))
         with self._graph_lookups():
-            for hook, results in zip(self._hooks, plan.results(values), strict=True):
+            for hook, results in zip(self._hooks, per_hook, strict=True):
                 hook.after_run(context, SessionRunValues(results, None, None))
         self._set_request(None)
         self._served = None
@@ -446,6 +506,8 @@ class HookCallback(keras.callbacks.Callback):
             state.request = plan
             state.results = {}
             state.stepwise = None
+            state.run_steps = 1
+            state.missed = False
 
     def _fetched_values(
         self, plan: _fetches.FetchPlan, logs: dict[str, Any] | None

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import keras
+import tensorflow as tf
 
 from keras_estimator._src.base.protocols import PlansFusion, StopsTraining
 from keras_estimator._src.distribute import multi_worker
@@ -215,6 +216,7 @@ def run_training(
     """
     state.planner = StepPlanner(callbacks, loop_length)
     state.loop_length = loop_length
+    state.fuses_run_end = loop_length is None and _one_device(model)
     options = {"verbose": 0, "shuffle": False, **fit_kwargs}
     if state.planned_steps() == 0:
         return None
@@ -233,6 +235,12 @@ def run_training(
             ),
             **options,
         )
+
+
+def _one_device(model: Any) -> bool:
+    """Whether `model` runs without a distribution strategy."""
+    with model.distribute_strategy.scope():
+        return not tf.distribute.has_strategy()
 
 
 def run_evaluation(

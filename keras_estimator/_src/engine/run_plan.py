@@ -39,6 +39,13 @@ class FetchState:
 
     request: FetchPlan | None = None
     results: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # The steps of the run `request` fetches for at its last step (the
+    # hooks' `run_context.run_steps`): the steps before it run fused in the
+    # same compiled call. 1: the fetching step is a run of its own.
+    run_steps: int = 1
+    # Whether that last step did not run (the input ended, or a loss was
+    # NaN, before it): the steps before it ran, and nothing was fetched.
+    missed: bool = False
     # A run of several steps that each fetched (`FetchPlan.every_step`): every
     # step's values and global step. None after a run of one fetching step.
     stepwise: StepwiseValues | None = None
@@ -86,6 +93,9 @@ class RunState:
         self.nan_loss_step: int | None = None
         self.steps_run = 0
         self.fetches = FetchState()
+        # Whether a run's fetching step may be its last, fused with the
+        # steps before it (training on one device; set by the loop).
+        self.fuses_run_end = False
         self.input_box: list[Any] = []
         self.epoch_iterators: list[Any] = []
 

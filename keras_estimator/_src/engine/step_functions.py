@@ -91,6 +91,7 @@ class _SharedStep:
         self.directory = directory
         self.read_before = read_before
         self._logs_structure = wrapped.structured_outputs[0]
+        self.logs_structure = self._logs_structure
         self._num_logs = len(tf.nest.flatten(self._logs_structure, expand_composites=True))
         self._outputs = outputs
         self._positions = {id(t): i for i, t in reversed(list(enumerate(outputs)))}
@@ -186,6 +187,8 @@ class _SharedEvaluation:
 
     def __init__(self, traced: Any, state: Callable[[], Any]) -> None:
         self._traced = traced
+        self.graph = traced.graph
+        self.logs_structure = traced.structured_outputs
         self._state = state
 
     def fused_step(self) -> Callable[[Any], Any]:
@@ -208,6 +211,9 @@ class StepFunctions:
         self._value_functions: dict[str, Any] = {}
         # The evaluation's fused loop for an input (one device only).
         self._evaluation_loop: Callable[[Any], Any] | None = None
+        # kind -> builds the shared step of an element spec ahead of the
+        # first call (`prebuild`); set by `fused_function` where shared.
+        self._prebuilders: dict[str, Callable[[Any, Any], Any]] = {}
 
     def final_metric_values(self, element_spec: Any) -> dict[str, Any]:
         """Each eval metric's value op, read after all updates (as TF1 did).
@@ -314,9 +320,12 @@ class StepFunctions:
         """One batch's predictions per call; StopIteration at the input's end."""
         strategy = self._model.distribute_strategy
 
+        # The predictions' structure, from the branch that makes them (traced
+        # first): the predicting function may be the mode's building trace.
+        made: list[Any] = []
+
         def one_batch(iterator: Any) -> Any:
             element = iterator.get_next_as_optional()
-            spec = self._model.logs_specs[ModeKeys.PREDICT]
 
             def predict_batch(data: Any) -> Any:
                 if strategy.num_replicas_in_sync > 1:
@@ -330,16 +339,27 @@ class StepFunctions:
                 # Only the predictions run: a train_op or assign the model_fn
                 # builds in PREDICT mode too (as one-spec model_fns do) must not.
                 outputs = _fetched_only.call(predict_batch, element.get_value(), list)
-                return tf.experimental.Optional.from_value(outputs)
+                optional = tf.experimental.Optional.from_value(outputs)
+                made[:] = [optional.element_spec]
+                return optional
 
             return tf.cond(
                 element.has_value(),
                 predict,
-                lambda: tf.experimental.Optional.empty(spec),
+                lambda: tf.experimental.Optional.empty(made[0]),
             )
 
         compiled = tf.function(one_batch, reduce_retracing=True, autograph=False)
         traced: dict[str, Any] = {}
+
+        def prebuild(element_spec: Any) -> Any:
+            traced[repr(element_spec)] = compiled.get_concrete_function(
+                tf.data.IteratorSpec(element_spec)
+            )
+            return made[0]
+
+        if _is_default_strategy(strategy) and not multi_worker.is_multi_worker(strategy):
+            self._prebuilders["predict"] = lambda element_spec, directory: prebuild(element_spec)
 
         def function(iterator: Any) -> Any:
             if ModeKeys.PREDICT not in self._model.logs_specs:
@@ -563,6 +583,11 @@ class StepFunctions:
                 self._value_functions[key] = False
         return _SharedEvaluation(traced, self._model.evaluation_state)
 
+    def prebuild(self, kind: str, element_spec: Any, directory: tuple[str, ...] | None) -> Any:
+        """The shared step of `element_spec`, traced now; None where steps are not shared."""
+        prebuilder = self._prebuilders.get(kind)
+        return None if prebuilder is None else prebuilder(element_spec, directory)
+
     def _spec_key(self, iterator: Any) -> str:
         """The iterator's element spec as a key; computed once per iterator."""
         cached_ref, cached_key = self._last_spec_key
@@ -624,7 +649,11 @@ class StepFunctions:
             """The shared step for `iterator`'s input writing summaries to `directory`'s."""
             if not shares:
                 return None
-            spec_key = self._spec_key(iterator)
+            return shared_for_spec(self._spec_key(iterator), iterator.element_spec, directory)
+
+        def shared_for_spec(
+            spec_key: str, element_spec: Any, directory: tuple[str, ...] | None
+        ) -> Any:
             if spec_key in first_shared:
                 first = first_shared[spec_key]
                 if first is None or directory is None or first.directory == directory:
@@ -632,12 +661,17 @@ class StepFunctions:
             key = (spec_key, directory)
             if key not in shared_steps:
                 shared_steps[key] = (
-                    self._trace_shared(replicated_step, iterator.element_spec, directory)
+                    self._trace_shared(replicated_step, element_spec, directory)
                     if kind == "train"
-                    else self._trace_shared_evaluation(replicated_step, iterator.element_spec)
+                    else self._trace_shared_evaluation(replicated_step, element_spec)
                 )
                 first_shared.setdefault(spec_key, shared_steps[key])
             return shared_steps[key]
+
+        if shares:
+            self._prebuilders[kind] = lambda element_spec, directory: shared_for_spec(
+                repr(element_spec), element_spec, directory
+            )
 
         def one_step(data: Any) -> dict[str, tf.Tensor]:
             if tracing[0] is not None:
@@ -676,6 +710,53 @@ class StepFunctions:
 
         if kind == "test" and shares:
             self._evaluation_loop = loop_for
+
+        def ahead_then_fetch(
+            iterator: Any, plan: _fetches.FetchPlan, steps: int
+        ) -> tuple[int, dict[str, Any], bool] | None:
+            """`steps - 1` fused steps and the fetching step, in one call.
+
+            Returns the steps run, the last logs and whether the fetching
+            step ran; None when the step has no shared trace to fuse.
+            """
+            key = ("ahead", *fetch_plan_key(plan), self._spec_key(iterator))
+            concrete = self._fetching_functions.get(key)
+            if concrete is None:
+                concrete = False
+                directories = summary_dirs(plan.keys)
+                shared = shared_for(iterator, tuple(directories) if directories else None)
+                fetching = (
+                    None if shared is None else self._shared_fetching(shared, plan, bool(directories))
+                )
+                fused_shared = shared_for(iterator, None)
+                fused_step = None if fused_shared is None else fused_shared.fused_step()
+                if fetching is not None and fused_step is not None:
+                    last = tf.function(fetching, autograph=False).get_concrete_function(
+                        iterator.element_spec
+                    )
+                    tracing[0] = fused_step
+                    try:
+                        concrete = fused_loop.fused_then_fetching(
+                            one_step, last, lambda: self._model.logs_specs[mode]
+                        ).get_concrete_function(iterator, tf.TensorSpec([], tf.int32))
+                    finally:
+                        tracing[0] = None
+                self._fetching_functions[key] = concrete
+            if concrete is False:
+                return None
+            count, logs, fetched, outputs = function_calls.call_traced(
+                concrete, iterator, tf.constant(steps, tf.int32)
+            )
+            fetch_state = self._model.run_state.fetches
+            if not bool(fetched):
+                fetch_state.results = {}
+                fetch_state.missed = True
+                return int(count), logs, False
+            outputs = dict(outputs)
+            fetch_state.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
+            if NAN_STEP_KEY in logs:  # a NaN in the steps run ahead stays reported
+                outputs[NAN_STEP_KEY] = logs[NAN_STEP_KEY]
+            return int(count) + 1, outputs, True
 
         last_logs: dict[str, Any] = {}
 
@@ -719,13 +800,39 @@ class StepFunctions:
                     if input_ended or _input_used_up(run) or self._planned_steps(run) <= 0:
                         self._stop(kind)
                     return logs
-            if fetching:
+            # Hooks that fetch for the run's last step were told its length
+            # (`FetchState.run_steps`; one machine's training only).
+            ahead_run = (
+                fetching and kind == "train" and not run.loop_length
+                and min(planned, run.fetches.run_steps) > 1
+            )
+            if ahead_run and plan is not None:
+                planned = min(planned, run.fetches.run_steps)
+                ahead = ahead_then_fetch(iterator, plan, planned)
+                if ahead is None:
+                    # No shared trace to fuse: the same run in two calls.
+                    ahead = self._run_then_fetch(
+                        fused, one_step, kind, iterator, plan, planned, shared_for
+                    )
+                    if not ahead[2]:
+                        run.fetches.results = {}
+                        run.fetches.missed = True
+                steps_run, logs, last_ran = ahead
+                if not last_ran and steps_run == planned - 1:
+                    # A NaN loss ended the run before its last step (or the
+                    # input ended just there), as it ended a fused call
+                    # before a fetching call: stopping is not decided here.
+                    planned = steps_run
+                # The steps that ran are the hooks' run, with no fetches
+                # when its last step did not run (`FetchState.missed`).
+                fetched = True
+            if fetching and not ahead_run:
                 if not run.loop_length:
                     planned = 1
                 steps_run, logs, fetched = self._run_then_fetch(
                     fused, one_step, kind, iterator, plan, planned, shared_for
                 )
-            else:
+            elif not fetching:
                 steps_run, logs = fused(iterator, planned)
             steps_run = int(steps_run)
             nan_step = logs.pop(NAN_STEP_KEY, None)

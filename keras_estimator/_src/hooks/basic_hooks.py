@@ -252,6 +252,18 @@ class LoggingTensorHook(SessionRunHook):
         self._fetching = False
         self._last_values: dict[str, Any] | None = None
         self._run_at_end = False
+        self._at_run_end = False
+
+    def fetch_at_run_end(self, enabled: bool) -> None:
+        """Whether the loop may fuse the steps before a logged step into its run.
+
+        The hook dispatcher calls this before `begin()`. When enabled, the
+        run before a logged step no longer ends just before it: the logged
+        step is the last step of a longer run (`run_context.run_steps`
+        steps), whose values the hook fetches. The lines, their values and
+        steps are the same.
+        """
+        self._at_run_end = enabled
 
     @property
     def observes_only(self) -> bool:
@@ -268,6 +280,8 @@ class LoggingTensorHook(SessionRunHook):
         until = self._timer.steps_until_trigger(global_step)
         if until is None:
             return None
+        if self._at_run_end:
+            return until  # the due step ends the run that fetches it
         # The due step must be a run of its own (its values are fetched), so
         # the run before it ends just before it.
         return max(until - 1, 1)
@@ -286,7 +300,9 @@ class LoggingTensorHook(SessionRunHook):
         if self._position is None:
             self._position = run_context.global_step
         self._run_start = run_context.global_step
-        self._should_trigger = self._timer.should_trigger_for_step(self._position + 1)
+        # The run's last step is the one whose values it would fetch.
+        steps = run_context.run_steps if self._at_run_end else 1
+        self._should_trigger = self._timer.should_trigger_for_step(self._position + steps)
         self._fetching = self._should_trigger or self._fetches_for_end()
         return SessionRunArgs(self._tensors) if self._fetching else None
 

@@ -76,6 +76,8 @@ class SummarySaverHook(SessionRunHook):
         self._scaffold = scaffold
         self._summary_op = summary_op
         self._due = False
+        self._due_after = 0
+        self._at_run_end = False
         self._event_file: summaries.EventFile | None = None
 
     def _ops(self) -> list[Any] | None:
@@ -114,12 +116,30 @@ class SummarySaverHook(SessionRunHook):
             logdir = self._summary_writer.get_logdir()
         return str(logdir or self._output_dir)
 
+    def fetch_at_run_end(self, enabled: bool) -> None:
+        """Whether the loop may fuse the steps before a summarized step into its run.
+
+        The hook dispatcher calls this before `begin()`. When enabled, the
+        summarized step is the last step of a longer run
+        (`run_context.run_steps` steps) rather than a run of its own; the
+        summaries, their values and steps are the same.
+        """
+        self._at_run_end = enabled
+
     def steps_until_needed(self, global_step: int) -> int | None:
+        if self._at_run_end:
+            # Steps up to and including the one that starts at the due
+            # step: it ends the run that writes its summaries.
+            return self._timer.steps_until_trigger(global_step - 1)
         # The run that starts at the due step must be a run of its own.
         return self._timer.steps_until_trigger(global_step)
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
-        self._due = self._timer.should_trigger_for_step(run_context.global_step)
+        steps = run_context.run_steps if self._at_run_end else 1
+        # The step whose summaries the run would write starts at this one.
+        start = run_context.global_step + steps - 1
+        self._due = self._timer.should_trigger_for_step(start)
+        self._due_after = start + 1
         if not self._due or (self._summary_writer is None and self._output_dir is None):
             return None
         ops = self._ops()
@@ -131,6 +151,10 @@ class SummarySaverHook(SessionRunHook):
         self, run_context: SessionRunContext, run_values: SessionRunValues
     ) -> None:
         if not self._due:
+            return
+        if self._at_run_end and run_context.global_step != self._due_after:
+            # The run ended (its input, or a NaN loss) before the due step.
+            self._due = False
             return
         self._timer.update_last_triggered_step(run_context.global_step - 1)
         self._due = False

@@ -1,11 +1,13 @@
 """How often Estimator calls the model_fn (docs/differences.md).
 
-tf.estimator 2.15 called it once per train/evaluate/predict call. Here the
-first training call of an input structure calls it twice: the building
-trace, which makes the variables, and one trace of the step that the fused
-loop and every step fetching for hooks share; the first evaluation twice
-too (the final metric values are read from the step's trace); later calls
-with the same input structure call it no more, whatever their hooks fetch.
+tf.estimator 2.15 called it once per train/evaluate/predict call. On one
+device, so does the first call of each with an input structure: the one
+trace of its step creates the variables and serves the fused loop, every
+step fetching for hooks and (in evaluation) the metrics' final values.
+Later calls with the same input structure reuse that trace and call it no
+more, whatever their hooks fetch (2.15 called it on each). Under a
+distribution strategy a building trace creates the variables first, then
+each compiled function traces the step, once per replica.
 """
 
 import numpy as np
@@ -17,31 +19,104 @@ from tests._models import input_fn, make_data, mlp_model_fn
 X, Y = make_data()
 
 
-def test_model_fn_calls_per_trace_not_per_call(tmp_path):
-    calls = []
-
+def _counting(calls):
     def model_fn(features, labels, mode, params):
         calls.append(mode)
         return mlp_model_fn(features, labels, mode, params)
 
-    est = ke.Estimator(model_fn, model_dir=str(tmp_path), params={"hidden": [8]})
+    return model_fn
+
+
+def _predict_input_fn():
+    return tf.data.Dataset.from_tensor_slices({"x": X}).batch(8)
+
+
+def test_first_train_evaluate_and_predict_call_the_model_fn_once(tmp_path):
+    calls = []
+    est = ke.Estimator(_counting(calls), model_dir=str(tmp_path), params={"hidden": [8]})
     est.train(input_fn(X, Y), steps=3)
-    # The building trace, then the step's one trace: the first step (whose
-    # summaries and logged loss hooks fetch) and the fused steps after it run it.
-    assert calls == ["train"] * 2
+    # As in 2.15, once: the step's one trace, which made the variables, runs
+    # the first step (whose summaries and logged loss hooks fetch) and the
+    # fused steps after it.
+    assert calls == ["train"]
+    calls.clear()
+    # A later call reuses the trace (2.15 called the model_fn again).
+    est.train(input_fn(X, Y), steps=3)
+    assert calls == []
+    est.evaluate(input_fn(X, Y, repeat=False))
+    # Once: the step's one trace, which made the metric variables; the fused
+    # loop runs it, and the metrics' final values are read from it.
+    assert calls == ["eval"]
+    calls.clear()
+    est.evaluate(input_fn(X, Y, repeat=False))
+    assert calls == []
+    list(est.predict(_predict_input_fn))
+    # Once: the predicting function's trace.
+    assert calls == ["infer"]
+
+
+def test_a_model_fn_writing_a_file_writes_what_it_wrote_under_tf215(tmp_path):
+    """Python side effects of a fresh Estimator's calls are 2.15's.
+
+    Under tf.estimator 2.15 a model_fn appending its mode to a file left one
+    line per call: train, eval, infer for a train(), an evaluate() and a
+    predict() (each with its own input_fn, in the reference venv), and an
+    Estimator made anew on the same model_dir, as a resumed program makes
+    it, adds one line for its train().
+    """
+    log = tmp_path / "model_fn_calls.txt"
+    model_dir = str(tmp_path / "model")
+
+    def model_fn(features, labels, mode, params):
+        with open(log, "a") as handle:
+            handle.write(f"{mode}\n")
+        return mlp_model_fn(features, labels, mode, params)
+
+    est = ke.Estimator(model_fn, model_dir=model_dir, params={"hidden": [8]})
+    est.train(input_fn(X, Y), steps=2)
+    est.evaluate(input_fn(X, Y, repeat=False))
+    next(est.predict(_predict_input_fn))
+    resumed = ke.Estimator(model_fn, model_dir=model_dir, params={"hidden": [8]})
+    resumed.train(input_fn(X, Y), steps=2)
+    assert log.read_text().split() == ["train", "eval", "infer", "train"]
+    assert int(resumed.get_variable_value("global_step")) == 4
+
+
+def test_under_a_strategy_a_building_trace_comes_first(tmp_path):
+    """Under a distribution strategy the first call of each mode calls the
+    model_fn more than once: a building trace creates the variables (replicas'
+    traces cannot), then each compiled function traces the step itself (the
+    fused loop, the step fetching for hooks; in evaluation the metrics' final
+    values), once per replica. Later calls reuse the traces."""
+    calls = []
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    config = ke.RunConfig(train_distribute=strategy, eval_distribute=strategy)
+    est = ke.Estimator(
+        _counting(calls), model_dir=str(tmp_path), params={"hidden": [8]}, config=config
+    )
+    est.train(input_fn(X, Y), steps=3)
+    assert calls == ["train"] * 3
     calls.clear()
     est.train(input_fn(X, Y), steps=3)
     assert calls == []
     est.evaluate(input_fn(X, Y, repeat=False))
-    # The building trace, then the step's one trace: the fused loop runs it,
-    # and the metrics' final values are read from it.
-    assert calls == ["eval"] * 2
+    assert calls == ["eval"] * 3
     calls.clear()
-    est.evaluate(input_fn(X, Y, repeat=False))
-    assert calls == []
-    list(est.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": X}).batch(8)))
-    # The building trace and the predicting function's.
+    list(est.predict(_predict_input_fn))
     assert calls == ["infer"] * 2
+
+
+def test_under_mirrored_strategy_each_replica_traces_the_step(tmp_path):
+    calls = []
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    config = ke.RunConfig(train_distribute=strategy)
+    est = ke.Estimator(
+        _counting(calls), model_dir=str(tmp_path), params={"hidden": [8]}, config=config
+    )
+    est.train(input_fn(X, Y), steps=3)
+    # The building trace, then the fused loop and the fetching step, each
+    # traced by both replicas.
+    assert calls == ["train"] * 5
 
 
 def test_new_fetches_reuse_the_traced_step(tmp_path):
@@ -121,9 +196,10 @@ def test_evaluation_hooks_fetching_trace_once_more(tmp_path):
         def after_run(self, run_context, run_values):
             losses.append(run_values.results)
 
-    # Steps fetching for hooks trace the evaluation step themselves.
+    # Steps fetching for hooks trace the evaluation step themselves: once
+    # more than the step's own trace.
     results = est.evaluate(input_fn(X, Y, repeat=False), hooks=[LossHook()])
-    assert calls == ["eval"] * 3
+    assert calls == ["eval"] * 2
     assert len(losses) == len(X) // 16
     assert np.isclose(np.mean(losses), results["loss"], rtol=1e-5)
 
@@ -151,9 +227,9 @@ def test_summaries_in_control_flow_keep_a_trace_per_function(tmp_path):
     config = ke.RunConfig(save_summary_steps=3)
     est = ke.Estimator(model_fn, model_dir=str(tmp_path), params={"hidden": [8]}, config=config)
     est.train(input_fn(X, Y), steps=7)
-    # The building trace, the shared trace found unusable, the fused loop,
-    # and a fetching step for each set of fetches: the first step's (the
-    # logged loss and summaries) and the later summary steps'.
+    # The step's shared trace, found unusable, then a building trace of its
+    # own, the fused loop, and a fetching step for each set of fetches: the
+    # first step's (the logged loss and summaries) and the later summary steps'.
     assert calls == ["train"] * 5
     steps = sorted(
         event.step

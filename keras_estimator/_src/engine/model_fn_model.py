@@ -244,9 +244,11 @@ class ModelFnModel(keras.Model):
     def build_mode(self, mode: str, element_spec: Any) -> None:
         """Traces `mode`'s step once so its variables exist before any step.
 
-        Creating variables in this separate trace (rather than inside the
-        first compiled step) keeps every compiled function free of variable
-        creation, which retraces and distribution strategies require.
+        On one device this is the trace the mode's steps run
+        (`_build_in_step`): the model_fn is called once, as tf.estimator
+        called it once per call. Under a distribution strategy a building
+        trace of its own creates the variables first, keeping every compiled
+        function free of variable creation, which replicas' traces require.
         """
         if self._built_modes.get(mode) == element_spec:
             return
@@ -262,6 +264,8 @@ class ModelFnModel(keras.Model):
         self._store.global_step()
         self._trace.adopt_variables(mode, element_spec)
         try:
+            if self._build_in_step(mode, element_spec):
+                return
             # wrap_function traces exactly once (tf.function may trace twice
             # when variables are created) and runs nothing.
             with self._trace.building_trace():
@@ -276,6 +280,48 @@ class ModelFnModel(keras.Model):
         self.logs_specs[mode] = tf.nest.map_structure(
             lambda t: tf.TensorSpec(t.shape, t.dtype), traced.structured_outputs
         )
+
+    def _build_in_step(self, mode: str, element_spec: Any) -> bool:
+        """Builds `mode` in the trace its steps run, where steps share one.
+
+        On one device the step's trace, made now, creates the variables
+        itself (at once, outside the trace), so the model_fn is called once.
+        """
+        if (
+            self._store.strategy is not None
+            or tf.distribute.has_strategy()
+            or self.distribute_strategy is not tf.distribute.get_strategy()
+        ):
+            # Under a strategy each replica traces the step, where variables
+            # cannot be created: a building trace of its own makes them first.
+            return False
+        config = self._trace.config
+        model_dir = getattr(config, "model_dir", None)
+        directory = None
+        if mode == ModeKeys.TRAIN:
+            self.make_train_function()
+            if model_dir and getattr(config, "save_summary_steps", None):
+                directory = (model_dir,)
+        elif mode == ModeKeys.EVAL:
+            self.make_test_function()
+        else:
+            self.make_predict_function()
+        kind = {ModeKeys.TRAIN: "train", ModeKeys.EVAL: "test"}.get(mode, "predict")
+        self._store.create_at_once = True
+        try:
+            with self._trace.building_trace():
+                built = self._steps.prebuild(kind, element_spec, directory)
+        finally:
+            self._store.create_at_once = False
+        if built is None:
+            return False
+        self.build_graphs[mode] = self._trace.model_fn_graph
+        self._built_modes[mode] = element_spec
+        structure = built if mode == ModeKeys.PREDICT else built.logs_structure
+        self.logs_specs[mode] = tf.nest.map_structure(
+            lambda t: tf.TensorSpec(t.shape, t.dtype), structure
+        )
+        return True
 
     def reset_metrics(self) -> None:
         super().reset_metrics()

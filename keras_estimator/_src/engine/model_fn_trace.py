@@ -4,8 +4,9 @@ Every step function of every mode calls the user's model_fn through
 `ModelFnTrace.call`, inside the variable store's scope, so the model_fn's
 variables are the store's whatever trace it runs in. The call validates the
 returned `EstimatorSpec` and, in a mode's *building* trace (the first, made
-by `ModelFnModel.build_mode` before any compiled function), records what the
-spec tells the loop: its hooks and the name of its loss.
+by `ModelFnModel.build_mode` before any step runs: on one device the step's
+own trace), records what the spec tells the loop: its hooks and the name of
+its loss.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class ModelFnTrace:
         self.building = False
         self.fetching: _fetches.FetchPlan | None = None
         self.shared: SharedTrace | None = None
+        # The graph of the last building trace's model_fn call.
+        self.model_fn_graph: Any = None
         self.spec_hooks: dict[str, tuple[Any, ...]] = {}
         # Mode -> its EstimatorSpec Scaffold's summary_op (None when unset).
         self.scaffold_summary_ops: dict[str, Any] = {}
@@ -114,6 +117,8 @@ class ModelFnTrace:
             graph = tf.compat.v1.get_default_graph()
             if not tf.executing_eagerly():
                 graph.seed = getattr(self.config, "tf_random_seed", None)
+            if self.building:
+                self.model_fn_graph = graph
             try:
                 spec = self.model_fn(
                     **{k: v for k, v in candidates.items() if k in self._accepted}
@@ -137,7 +142,7 @@ class ModelFnTrace:
         else:
             is_chief = getattr(self.config, "is_chief", True)
             _share_hook_state(self.spec_hooks.get(mode, ()), _spec_hooks(spec, mode, is_chief))
-        if not self.building and mode == ModeKeys.TRAIN:
+        if (not self.building or self.store.create_at_once) and mode == ModeKeys.TRAIN:
             # The building trace's Checkpoint holds stand-ins; a step's holds
             # the variables training updates.
             checkpoint = getattr(spec.scaffold, "saver", None)

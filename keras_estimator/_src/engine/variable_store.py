@@ -114,6 +114,14 @@ class VariableStore:
         self._pending: dict[str, _Entry] = {}
         self._replica_names: list[str] = []
         self._checkpoint: Any = None
+        # Whether a building trace creates variables where asked (a trace
+        # whose variables made under tf.init_scope are plain eager ones).
+        self.create_at_once = False
+
+    @property
+    def strategy(self) -> tf.distribute.Strategy | None:
+        """The distribution strategy variables are made under (None: none)."""
+        return self._strategy
 
     # ---- lookup -------------------------------------------------------------
     def get(self, name: str) -> tf.Variable | None:
@@ -281,7 +289,10 @@ class VariableStore:
                     "the same way on every call: build layers inside model_fn "
                     "unconditionally and give them stable names."
                 )
-            entry = self._template(next_creator, name, kwargs)
+            if self.create_at_once:
+                entry = self._create_now(name, kwargs)
+            else:
+                entry = self._template(next_creator, name, kwargs)
         else:
             _check_shape(name, entry.variable, kwargs)
         self._register(trace, entry)
@@ -324,6 +335,22 @@ class VariableStore:
         )
         self._pending[name] = entry
         return entry
+
+    def _create_now(self, name: str, kwargs: dict[str, Any]) -> _Entry:
+        """The variable itself, made outside the trace under way."""
+        collections = tuple(kwargs.get("collections") or ())
+        initial_value = _initial_value_fn(name, kwargs)
+        self._creating.active = True
+        try:
+            seeded = _graph_seeded(initial_value)
+        finally:
+            self._creating.active = False
+        return self._create(
+            name,
+            seeded or initial_value,
+            {k: kwargs.get(k) for k in _VARIABLE_ARGS},
+            collections,
+        )
 
     def materialize(self) -> None:
         """Creates, outside any trace, the variables the building trace asked for."""

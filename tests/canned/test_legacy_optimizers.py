@@ -337,3 +337,39 @@ def test_linear_and_wide_and_deep_call_a_legacy_subclass_and_a_head_takes_a_lega
     est.train(input_fn, steps=3)
     assert est.get_variable_value("global_step") == 3
     assert "training/Adam/out/kernel/m" in est.get_variable_names()
+
+
+def test_a_learning_rate_of_0_warm_starts_and_trains_nothing(installed, tmp_path):
+    # 2.15's own warm-start tests (dnn_testing_utils, linear_testing_utils)
+    # warm-start from a trained model_dir with
+    # tf.keras.optimizers.legacy.SGD(learning_rate=0.0) and expect, after a
+    # step, every variable equal to the first model's and learning_rate 0.0.
+    # It was refused: "learning_rate must be positive, got 0.0".
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+
+    def input_fn():
+        features = {"x": x, "c": np.array([0, 1, 2, 3], np.int64)}
+        return tf.data.Dataset.from_tensor_slices((features, np.ones((4, 1), np.float32))).batch(4)
+
+    first = _estimator("SGD", tmp_path / "first")
+    first.train(input_fn, max_steps=1)
+    second = tf.estimator.DNNRegressor(
+        hidden_units=[3],
+        feature_columns=[
+            tf.feature_column.numeric_column("x", shape=(2,)),
+            tf.feature_column.embedding_column(
+                tf.feature_column.categorical_column_with_identity("c", 4), 2
+            ),
+        ],
+        optimizer=tf.keras.optimizers.legacy.SGD(learning_rate=0.0),
+        warm_start_from=first.model_dir,
+        model_dir=str(tmp_path / "second"),
+    )
+    second.train(input_fn, max_steps=1)
+    for name in second.get_variable_names():
+        if "learning_rate" in name:
+            assert second.get_variable_value(name) == 0.0
+        elif name != "global_step":
+            np.testing.assert_array_equal(
+                second.get_variable_value(name), first.get_variable_value(name), err_msg=name
+            )

@@ -170,9 +170,11 @@ class CannedOptimizer:
             "decay": 0.0,
             **{k: float(v) for k, v in settings.items()},
         }
-        if self._learning_rate is None and self._settings["learning_rate"] <= 0:
+        # 0 trains nothing, as tf.keras 2 allowed (2.15's own warm-start
+        # tests check warm-started values so).
+        if self._learning_rate is None and self._settings["learning_rate"] < 0:
             raise ValueError(
-                f"learning_rate must be positive, got {self._settings['learning_rate']!r}."
+                f"learning_rate must be >= 0, got {self._settings['learning_rate']!r}."
             )
         if self._settings["decay"] < 0:
             raise ValueError(f"decay must be >= 0, got {self._settings['decay']!r}.")

@@ -48,11 +48,6 @@ def _train_from_tf215_start(case: str, tmp_path) -> dict[int, dict[str, object]]
     shutil.copytree(os.path.join(FIXTURES, case, "model_dir"), model_dir)
     with open(os.path.join(model_dir, "checkpoint"), "w") as f:
         f.write('model_checkpoint_path: "model.ckpt-0"\n')
-    if case == "multi_head_dnn":
-        # 2.15's MultiHead put the optimizer's variables under training_2/
-        # (its heads' specs took the first two scopes); this package under
-        # training/. Renamed so the step starts from 2.15's weights.
-        _rename_in_checkpoint(os.path.join(model_dir, "model.ckpt-0"), "training_2/", "training/")
     module = ke if fixture["api"] == "v2" else ke_v1
     columns = [tf.feature_column.numeric_column("x", [2])]
     kwargs = dict(fixture["kwargs"])
@@ -81,19 +76,6 @@ def _train_from_tf215_start(case: str, tmp_path) -> dict[int, dict[str, object]]
             for value in event.summary.value:
                 written.setdefault(event.step, {})[value.tag] = value
     return written
-
-
-def _rename_in_checkpoint(prefix: str, old: str, new: str) -> None:
-    reader = tf.train.load_checkpoint(prefix)
-    with tf.Graph().as_default():
-        variables = [
-            tf.compat.v1.Variable(reader.get_tensor(name), name=name.replace(old, new))
-            for name in reader.get_variable_to_shape_map()
-        ]
-        saver = tf.compat.v1.train.Saver(variables)
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            saver.save(session, prefix, write_meta_graph=False, write_state=False)
 
 
 def _check_value(tag: str, expected: object, value) -> None:

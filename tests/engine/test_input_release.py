@@ -9,6 +9,7 @@ import tensorflow as tf
 import keras_estimator as ke
 from keras_estimator._src.engine import input_release as _input_release
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
+from keras_estimator._src.engine.whole_evaluation import WholeEvaluation
 from tests._models import make_data, mlp_model_fn
 
 RELEASE_THREAD = "keras_estimator.input_release"
@@ -61,6 +62,18 @@ def _watch_input_iterators(monkeypatch):
         hold(self, iterator)
 
     monkeypatch.setattr(ModelFnModel, "hold_input", watching_hold)
+    # An evaluation no hook watches reads its iterator in one call instead.
+    run = WholeEvaluation.run
+
+    def watching_run(self, iterator, *args):
+        if id(iterator) not in watched:
+            watched.add(id(iterator))
+            weakref.finalize(
+                iterator, lambda: freed_in.append(threading.current_thread().name)
+            )
+        return run(self, iterator, *args)
+
+    monkeypatch.setattr(WholeEvaluation, "run", watching_run)
     return freed_in
 
 

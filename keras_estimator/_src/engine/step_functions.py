@@ -27,7 +27,7 @@ from keras_estimator._src.engine.fused_loop import NAN_STEP_KEY
 from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
 from keras_estimator._src.engine.run_plan import RunState
 from keras_estimator._src.engine.summaries import summary_dirs
-from keras_estimator._src.tf_internals import function_calls, ordered_traces
+from keras_estimator._src.tf_internals import function_calls, ordered_traces, pruning
 
 if TYPE_CHECKING:
     from keras_estimator._src.engine.model_fn_model import ModelFnModel
@@ -279,7 +279,7 @@ class StepFunctions:
         wrapped = tf.compat.v1.wrap_function(traced, signature=[element_spec])
         try:
             return wrapped.prune(feeds=[], fetches=wrapped.structured_outputs)
-        except (ValueError, TypeError, tf.errors.InvalidArgumentError):
+        except pruning.PRUNE_ERRORS:
             return False
 
     def fetch_once(self, plan: _fetches.FetchPlan, iterator: Any) -> dict[str, Any] | None:
@@ -579,7 +579,7 @@ class StepFunctions:
             # nothing.
             try:
                 self._value_functions[key] = traced.prune(feeds=[], fetches=values)
-            except (ValueError, TypeError, tf.errors.InvalidArgumentError):
+            except pruning.PRUNE_ERRORS:
                 self._value_functions[key] = False
         return _SharedEvaluation(traced, self._model.evaluation_state)
 

@@ -277,6 +277,7 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
         )
         for path in (
             "tf.estimator.HookCallback",
+            "tf.estimator.ObserverHook",
             "tf.estimator.compat",
             "tf.estimator.install",
             "tf.estimator.uninstall",

@@ -49,8 +49,15 @@ TASK = f"{TF_CONFIG['task']['type']}_{TF_CONFIG['task']['index']}"
 RESULT: dict = {"task": TASK, "pid": os.getpid()}
 
 
+def _plain(value):
+    """numpy values (evaluate() returns them, as 2.15 did) as JSON's."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
 def write_result() -> None:
-    pathlib.Path(SPEC["result_path"]).write_text(json.dumps(RESULT))
+    pathlib.Path(SPEC["result_path"]).write_text(json.dumps(RESULT, default=_plain))
 
 
 try:

@@ -170,12 +170,9 @@ class CannedOptimizer:
             "decay": 0.0,
             **{k: float(v) for k, v in settings.items()},
         }
-        # 0 trains nothing, as tf.keras 2 allowed (2.15's own warm-start
-        # tests check warm-started values so).
-        if self._learning_rate is None and self._settings["learning_rate"] < 0:
-            raise ValueError(
-                f"learning_rate must be >= 0, got {self._settings['learning_rate']!r}."
-            )
+        # Any learning rate, as tf.keras 2 took it: 0 trains nothing (2.15's
+        # own warm-start tests check warm-started values so), a negative one
+        # climbs the loss, as 2.15's canned estimators did.
         if self._settings["decay"] < 0:
             raise ValueError(f"decay must be >= 0, got {self._settings['decay']!r}.")
 

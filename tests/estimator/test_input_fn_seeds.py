@@ -18,6 +18,7 @@ import tensorflow as tf
 
 import keras_estimator as estimator
 from tests.fixtures import make_tf215_input_seeds_fixture as recipes
+from tests.fixtures import make_tf215_input_seeds_repeated_fixture as repeated_recipes
 
 FIXTURE = json.loads(
     (Path(__file__).resolve().parents[1] / "fixtures" / "tf215_input_seeds.json").read_text()
@@ -36,13 +37,64 @@ def test_input_fn_random_ops_follow_2_15s_graph_seed(tmp_path, name, mode):
     np.testing.assert_allclose(seen, FIXTURE["results"][name][mode], rtol=1e-6)
 
 
-def test_the_callers_random_state_is_left_as_it_was(tmp_path):
+@pytest.mark.parametrize("input_fn_name", ["unseeded", "eager_uniform"])
+def test_the_callers_random_state_is_left_as_it_was(tmp_path, input_fn_name):
     """Seeding the input_fn does not reseed the program's own random ops."""
+    input_fn = {**recipes.input_fns(tf), **repeated_recipes.input_fns(tf)}[input_fn_name]
     tf.random.set_seed(123)
-    expected = [float(tf.random.uniform([])) for _ in range(2)]
+    expected = [float(tf.random.uniform([])) for _ in range(3)]
     tf.random.set_seed(123)
-    first = float(tf.random.uniform([]))
+    seen = [float(tf.random.uniform([]))]
     config = estimator.RunConfig(model_dir=str(tmp_path), tf_random_seed=FIXTURE["seed"])
     est = estimator.Estimator(recipes.model_fn_for(tf, estimator), config=config)
-    list(est.predict(recipes.input_fns(tf)["unseeded"], yield_single_examples=False))
-    assert [first, float(tf.random.uniform([]))] == expected
+    for _ in range(2):  # the second call restarts the input_fn's eager op
+        list(est.predict(input_fn, yield_single_examples=False))
+        seen.append(float(tf.random.uniform([])))
+    assert seen == expected
+
+
+REPEATED = json.loads(
+    (
+        Path(__file__).resolve().parents[1] / "fixtures" / "tf215_input_seeds_repeated.json"
+    ).read_text()
+)
+
+
+@pytest.mark.parametrize("mode", repeated_recipes.MODES)
+@pytest.mark.parametrize("case", sorted(REPEATED["results"]))
+def test_input_fn_random_ops_begin_again_on_every_call_as_in_2_15(case, mode):
+    # 2.15 called the input_fn in a new graph per call: its random ops gave
+    # the same values on every call; here the second call's eager op (or
+    # the map function's) went on with the first call's sequence.
+    name, seed = case.split(" seed=")
+    if seed == "None":
+        # A program that set no global seed (conftest sets one): an op seed s
+        # then gives (default graph seed, s), as in 2.15's unseeded graph.
+        tf.random.set_seed(None)
+    try:
+        calls = repeated_recipes.two_calls(
+            tf, estimator, name, None if seed == "None" else int(seed), mode
+        )
+    finally:
+        tf.random.set_seed(0)  # conftest's
+    np.testing.assert_allclose(calls, REPEATED["results"][case][mode], rtol=1e-6)
+
+
+def test_without_tf_random_seed_an_op_seed_pairs_with_the_programs_global_seed(tmp_path):
+    # A documented difference: 2.15's unseeded graph gave an op seed s the
+    # pair (87654321, s); the eager input_fn here takes the program's (7, s).
+    tf.random.set_seed(7)
+    expected = tf.random.normal([recipes.STEPS * recipes.BATCH], seed=3).numpy()
+    tf.random.set_seed(7)
+    try:
+        est = estimator.Estimator(
+            recipes.model_fn_for(tf, estimator), config=estimator.RunConfig(str(tmp_path))
+        )
+        input_fn = repeated_recipes.input_fns(tf)["eager_normal_op_seeded"]
+        est.train(input_fn, steps=1)
+        seen = recipes.seen_in(tf, estimator, est, input_fn, "predict")
+    finally:
+        tf.random.set_seed(0)  # conftest's
+    np.testing.assert_allclose(seen, expected, rtol=1e-6)
+    tf215 = REPEATED["results"]["eager_normal_op_seeded seed=None"]["predict"][0]
+    assert not np.allclose(seen, tf215)

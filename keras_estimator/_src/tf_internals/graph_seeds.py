@@ -15,15 +15,30 @@ Eagerly, `get_seed` takes the global seed and asks the eager context for an
 operation seed; `input_fn_seeds` makes those 2.15's for the input_fn's call
 and puts the context's own back after it.
 
+A random op of 2.15's input_fn graph began its sequence on every call (a new
+graph each train/evaluate/predict call). An eager random op instead reuses
+the kernel the eager context cached for its seeds, which goes on from where
+the previous call left it. So while an input_fn runs, the first eager
+random kernel op whose seeds an earlier one already had since the cache was
+last cleared clears the eager kernel cache first (what `set_global_seed`
+does), and starts again as 2.15's did. Dataset ops (`shuffle`) take their
+seeds as inputs, not as kernel attributes, and restart with each iterator;
+ops in a `Dataset.map` function run in the iterator's own kernels: neither
+needs it.
+
 Private symbols touched: `random_seed._graph_to_seed_dict`, the per-graph
-count `get_seed` reads and advances (a weak dict keyed by graph), and the
-eager context's `_seed` and `_rng` (the global seed, and the generator its
-`_internal_operation_seed` draws from, which a context never seeded lacks).
+count `get_seed` reads and advances (a weak dict keyed by graph), the eager
+context's `_seed` and `_rng` (the global seed, and the generator its
+`_internal_operation_seed` draws from, which a context never seeded lacks),
+`random_seed.get_seed` (wrapped while an input_fn runs, in its thread only)
+and the context's `clear_kernel_cache`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,6 +46,8 @@ TOUCHES = (
     "tensorflow.python.framework.random_seed:_graph_to_seed_dict",
     "tensorflow.python.eager.context:Context()._seed",
     "tensorflow.python.eager.context:Context._internal_operation_seed",
+    "tensorflow.python.eager.context:Context.clear_kernel_cache",
+    "tensorflow.python.framework.random_seed:get_seed",
 )
 
 
@@ -62,15 +79,63 @@ class _Counting:
         return value
 
 
+# Seeds eager random kernels of input_fns had since the kernel cache was
+# last cleared: a kernel with one of them may be cached, part-way through.
+_seeds_in_kernels: set[tuple[int, int]] = set()
+
+
+class _RestartingSeeds:
+    """`random_seed.get_seed`, clearing the kernel cache before an eager kernel's seeds repeat."""
+
+    def __init__(self, get_seed: Any, thread: int) -> None:
+        self._get_seed = get_seed
+        self._thread = thread
+
+    def __call__(self, op_seed: Any) -> Any:
+        seeds = self._get_seed(op_seed)
+        if threading.get_ident() != self._thread or seeds[0] is None:
+            return seeds  # another thread's op, or fresh random seeds
+        from tensorflow.python.eager import context
+
+        # tf.data's seeds are dataset inputs (its get_seed calls this one).
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if not context.executing_eagerly() or caller.startswith("tensorflow.python.data"):
+            return seeds
+        pair = (int(seeds[0]), int(seeds[1]))
+        if pair in _seeds_in_kernels:
+            context.context().clear_kernel_cache()
+            _seeds_in_kernels.clear()
+        _seeds_in_kernels.add(pair)
+        return seeds
+
+
+@contextlib.contextmanager
+def _restarting_kernels() -> Iterator[None]:
+    from tensorflow.python.framework import random_seed
+
+    original = random_seed.get_seed
+    if isinstance(original, _RestartingSeeds):  # an input_fn called inside one
+        yield
+        return
+    random_seed.get_seed = _RestartingSeeds(original, threading.get_ident())
+    try:
+        yield
+    finally:
+        random_seed.get_seed = original
+
+
 @contextlib.contextmanager
 def input_fn_seeds(seed: int | None) -> Iterator[None]:
     """Random ops made inside get the seeds a 2.15 graph seeded `seed` gave.
 
-    With `seed` None nothing changes (an unseeded 2.15 graph drew fresh
-    seeds, as the eager context does).
+    With `seed` None the seeds are the eager context's (an unseeded 2.15
+    graph drew fresh seeds, and gave an op seed s the pair (default graph
+    seed, s)). Either way an eager random op begins its sequence again on
+    every call, as an op of 2.15's new graph did.
     """
     if seed is None:
-        yield
+        with _restarting_kernels():
+            yield
         return
     from tensorflow.python.eager import context
 
@@ -83,7 +148,8 @@ def input_fn_seeds(seed: int | None) -> Iterator[None]:
     ctx._seed = int(seed)
     ctx._rng = _Counting()
     try:
-        yield
+        with _restarting_kernels():
+            yield
     finally:
         ctx._seed = saved_seed
         if saved_rng is None:

@@ -35,6 +35,7 @@ model_fn with w = 0.5 over x = 0..7 in batches of 4, two SGD steps (rate
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -248,3 +249,54 @@ def test_a_bogus_spec_without_train_op_still_evaluates_untrained(tmp_path):
     )
     # w = 0.5: mean of (0.5 x - 1)^2 over x = 0..7.
     assert est.evaluate(_input_fn)["loss"] == pytest.approx(1.875, rel=1e-6)
+
+
+class _SeenPredictions(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.logs = []
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self.logs.append(dict(logs))
+
+
+def test_keras_callbacks_see_the_prediction_keys_predict_yields(tmp_path):
+    # They saw positional keys ('00000000', '00000001', ...) for a dict with
+    # int keys beside str keys, where predict() yields the model_fn's keys.
+    est = _estimator(
+        tmp_path,
+        lambda mode, p, loss, op: ke.EstimatorSpec(
+            mode,
+            loss=loss,
+            train_op=op,
+            predictions={"b": 2 * p, 0: p, "a": 3 * p},
+            export_outputs={"serving_default": ke.export.PredictOutput({"p": p})},
+        ),
+    )
+    est.train(_input_fn, steps=2)
+    seen = _SeenPredictions()
+    batches = list(est.predict(_input_fn, yield_single_examples=False, callbacks=[seen]))
+    assert [list(logs) for logs in seen.logs] == [["b", 0, "a"]] * 2
+    for logs, batch in zip(seen.logs, batches, strict=True):
+        for key, value in batch.items():
+            np.testing.assert_array_equal(logs[key], value)
+    np.testing.assert_allclose(seen.logs[0][0][:, 0], [0.0, 0.29315, 0.5863, 0.87945], rtol=1e-5)
+
+
+def test_keras_callbacks_see_str_prediction_keys_as_model_predict_shows_them(tmp_path):
+    # Keras' predict flattens a dict of outputs into the logs, keys sorted.
+    est = _estimator(
+        tmp_path,
+        lambda mode, p, loss, op: ke.EstimatorSpec(
+            mode, loss=loss, train_op=op, predictions={"z": p, "a": 3 * p}
+        ),
+    )
+    est.train(_input_fn, steps=2)
+    ours = _SeenPredictions()
+    list(est.predict(_input_fn, callbacks=[ours]))
+    inputs = keras.Input((1,))
+    model = keras.Model(inputs, {"z": inputs, "a": 3 * inputs})
+    theirs = _SeenPredictions()
+    model.predict(X, batch_size=4, callbacks=[theirs], verbose=0)
+    assert [list(logs) for logs in ours.logs] == [list(logs) for logs in theirs.logs]
+    assert [list(logs) for logs in ours.logs] == [["a", "z"]] * 2

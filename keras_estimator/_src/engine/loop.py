@@ -167,6 +167,13 @@ class CallbackDriver:
     def batch_end(self, logs: dict[str, Any]) -> None:
         if self._training:
             self._callbacks.on_train_batch_end(self.batch, logs)
+        elif _unsortable_outputs(logs):
+            # Keras' CallbackList flattens the outputs into the logs sorting
+            # their keys, which fails on int keys beside str keys: they are
+            # flattened here, in the model_fn's order, as predict() yields them.
+            flat = {key: _log_value(value) for key, value in logs["outputs"].items()}
+            for callback in self._callbacks.callbacks:
+                callback.on_predict_batch_end(self.batch, flat)
         else:
             self._callbacks.on_predict_batch_end(self.batch, logs)
         self.batch += 1
@@ -177,6 +184,26 @@ class CallbackDriver:
             self._callbacks.on_train_end(logs)
         else:
             self._callbacks.on_predict_end()
+
+
+def _unsortable_outputs(logs: dict[str, Any]) -> bool:
+    outputs = logs.get("outputs")
+    if not isinstance(outputs, dict):
+        return False
+    try:
+        sorted(outputs)
+    except TypeError:
+        return True
+    return False
+
+
+def _log_value(value: Any) -> Any:
+    """A logged value as Keras' callbacks get it: a float if it converts, else numpy."""
+    value = keras.ops.convert_to_numpy(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return value
 
 
 class FinalizeVariables(keras.callbacks.Callback):

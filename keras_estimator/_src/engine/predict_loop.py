@@ -60,9 +60,9 @@ def run_prediction(
                 outputs = predict_function(input_box[0])
             except StopIteration:
                 break
+            # Callbacks see the model_fn's keys, as predict() yields them.
+            outputs = model.restore_prediction_keys(outputs)
             driver.batch_end({"outputs": outputs})
-        # After the callbacks, whose logs Keras sorts by key.
-        outputs = model.restore_prediction_keys(outputs)
         outputs = _select_keys(outputs, keys)
         if yield_single_examples:
             yield from _split_examples(outputs)

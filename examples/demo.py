@@ -91,7 +91,9 @@ def main() -> None:
     )
     estimator.train(train_input_fn, max_steps=args.steps)
     metrics = estimator.evaluate(eval_input_fn)
-    print(f"evaluation on 30 held-out flowers: {metrics}")
+    # evaluate() returns numpy scalars (np.float32 metrics, np.int64 global_step).
+    shown = ", ".join(f"{name} = {value:g}" for name, value in sorted(metrics.items()))
+    print(f"evaluation on 30 held-out flowers: {shown}")
 
     predictions = list(estimator.predict(lambda: tf.data.Dataset.from_tensor_slices(
         {"x": x[test_idx[:5]]}).batch(5)))

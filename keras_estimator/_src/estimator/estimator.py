@@ -82,10 +82,10 @@ class Estimator:
     Subclasses: as in tf.estimator 2.15, a subclass may override the
     `model_fn` property (what `add_metrics` wraps) and `latest_checkpoint`
     (the Estimator's own calls find model_dir's newest checkpoint through
-    it); every other member is final, as 2.15 made it (its constructor
-    refused a subclass overriding one; this one does not check). The
-    package's own modules that drive an Estimator read its state through
-    `EstimatorInternals`, never through its private attributes.
+    it); every other member of 2.15's Estimator is final, and the
+    constructor refuses a subclass whose own body overrides one, as 2.15's
+    did. The package's own modules that drive an Estimator read its state
+    through `EstimatorInternals`, never through its private attributes.
     """
 
     def __init__(
@@ -96,6 +96,7 @@ class Estimator:
         params: dict[str, Any] | None = None,
         warm_start_from: str | os.PathLike[str] | WarmStartSettings | None = None,
     ) -> None:
+        _check_not_overridden(type(self))
         graph_mode.check_eager_execution()
         # The config first, then model_fn, in 2.15's order.
         if config is None:
@@ -996,6 +997,51 @@ class EstimatorInternals:
             yield
         finally:
             estimator._synced_checkpoint = saved
+
+
+# tf.estimator 2.15's Estimator members (both namespaces), less those its
+# subclasses could override: `model_fn`, `latest_checkpoint` and private hooks.
+_FINAL_MEMBERS = frozenset(
+    {
+        "_actual_eval", "_actual_train_model_distributed", "_add_meta_graph_for_mode",
+        "_assert_members_are_not_overridden", "_call_input_fn", "_call_model_fn",
+        "_call_model_fn_eval", "_call_model_fn_eval_distributed",
+        "_convert_eval_steps_to_hooks", "_convert_train_steps_to_hooks",
+        "_create_global_step", "_evaluate_build_graph", "_evaluate_run",
+        "_extract_batch_length", "_extract_keys", "_get_features_and_labels_from_input_fn",
+        "_get_features_from_input_fn", "_get_iterator_from_input_fn", "_maybe_warm_start",
+        "_tf_docs_inheritable_header", "_train_model", "_train_model_default",
+        "_train_model_distributed", "_train_with_estimator_spec",
+        "_train_with_estimator_spec_distributed", "_validate_features_in_predict_input",
+        "config", "eval_dir", "evaluate", "experimental_export_all_saved_models",
+        "export_saved_model", "export_savedmodel", "get_variable_names",
+        "get_variable_value", "model_dir", "params", "predict", "train",
+    }
+)  # fmt: skip
+
+
+def _check_not_overridden(cls: type) -> None:
+    """Refuses a subclass whose own body redefines a member 2.15 made final.
+
+    As 2.15 did: only the instance's own class is read, and a class named
+    TPUEstimator (2.15's, the one it let through) and this package's own
+    subclasses pass.
+    """
+    if cls is Estimator or cls.__name__ == "TPUEstimator":
+        return
+    if cls.__module__.split(".")[0] == __name__.split(".")[0]:
+        return
+    overridden = sorted(
+        name
+        for name in _FINAL_MEMBERS & set(vars(cls))
+        if getattr(Estimator, name, None) is not vars(cls)[name]
+    )
+    if overridden:
+        raise ValueError(
+            "Subclasses of Estimator cannot override members of Estimator. "
+            f"{cls} does override {overridden}. Give the subclass's method "
+            "another name, or wrap the Estimator instead of subclassing it."
+        )
 
 
 def _resolve_model_dir(

@@ -5,8 +5,11 @@ model_fn: a multi-input Keras model through model_to_estimator takes them in
 its inputs' order, and a model_fn may unpack them itself.
 """
 
+import logging
+
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
@@ -86,3 +89,57 @@ def test_an_input_fn_may_return_a_list_of_tensors_as_features(tmp_path):
     per_example = np.maximum(logits, 0) - logits * labels + np.log1p(np.exp(-np.abs(logits)))
     result = est.evaluate(list_input_fn, steps=1)
     np.testing.assert_allclose(result["loss"], per_example.mean(), rtol=1e-4)
+
+
+class _Warnings(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture
+def warning_lines():
+    """WARNING lines, as a handler on TensorFlow's logger gets them."""
+    tf_logger = logging.getLogger("tensorflow")
+    saved_level = tf_logger.level
+    recorder = _Warnings()
+    tf_logger.addHandler(recorder)
+    tf_logger.setLevel(logging.WARNING)  # conftest sets ERROR
+    yield recorder.lines
+    tf_logger.removeHandler(recorder)
+    tf_logger.setLevel(saved_level)
+
+
+def test_predict_on_tensors_warns_that_it_yields_forever_as_2_15_did(tmp_path, warning_lines):
+    # tf.estimator 2.15 warned when predict's input_fn returned tensors (or
+    # arrays) rather than a dataset or an iterator's elements: they repeat.
+    def model_fn(features, labels, mode):
+        step = tf.compat.v1.train.get_or_create_global_step()
+        return ke.EstimatorSpec(
+            mode,
+            loss=tf.constant(0.0),
+            train_op=step.assign_add(1),
+            predictions=tf.constant([[10.0]]),
+        )
+
+    def tensors():
+        return {"x": tf.constant([[1.0]])}, tf.constant([[1.0]])
+
+    def dataset():
+        return tf.data.Dataset.from_tensors(tensors())
+
+    est = ke.Estimator(model_fn, str(tmp_path))
+    est.train(tensors, steps=1)
+    est.evaluate(tensors, steps=1)
+    assert not [line for line in warning_lines if "QueueRunner" in line]
+    list(est.predict(dataset))
+    assert not [line for line in warning_lines if "QueueRunner" in line]
+    predictions = est.predict(tensors)
+    assert [next(predictions) for _ in range(3)] == [10.0] * 3
+    assert warning_lines.count(
+        "Input graph does not use tf.data.Dataset or contain a QueueRunner. That "
+        "means predict yields forever. This is probably a mistake."
+    ) == 1

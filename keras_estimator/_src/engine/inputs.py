@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +12,8 @@ import tensorflow as tf
 from keras_estimator._src.base import fn_args
 from keras_estimator._src.engine import v1_iterator_input as _v1_iterator_input
 from keras_estimator._src.tf_internals import graph_seeds
+
+logger = logging.getLogger("keras_estimator")
 
 
 def make_dataset(
@@ -86,6 +89,12 @@ def make_dataset(
             f"input_fn returned {type(result).__name__} ({_short(result)}); "
             "expected a tf.data.Dataset of (features, labels) or features, or a "
             "(features, labels) tuple of tensors."
+        )
+    if mode == "infer" and not isinstance(result, tf.data.Dataset):
+        # Repeated tensors never end; tf.estimator 2.15 warned so too.
+        logger.warning(
+            "Input graph does not use tf.data.Dataset or contain a QueueRunner. "
+            "That means predict yields forever. This is probably a mistake."
         )
     _check_element(dataset.element_spec)
     return dataset

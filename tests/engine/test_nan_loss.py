@@ -1,12 +1,15 @@
 """A NaN loss at any step of a fused run stops training at that step.
 
 tf.estimator checked the loss after every step. Here steps run fused, many
-per call; a flag kept inside the loop reports the first NaN step of a run
-before any hook (the checkpoint saver among them) sees the run.
+per call; a flag kept inside the loop ends the run after its NaN step
+(no later step runs) and reports that step before any hook (the
+checkpoint saver among them) sees the run.
 """
 
+import json
 import logging
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -77,3 +80,126 @@ def test_nan_inside_a_parameter_server_chunk_is_reported_at_its_step(tmp_path):
     found = re.search(r"loss = NaN at step (\d+)\.", cluster.log("chief"))
     assert found and int(found.group(1)) == 40, cluster.log("chief")[-3000:]
     assert _checkpoint_steps(model_dir) == [0]
+
+
+# ---- the NaN step, against tf.estimator 2.15 --------------------------------------
+# tests/fixtures/make_tf215_nan_step_fixture.py recorded what 2.15 did.
+TF215 = json.loads((Path(__file__).parents[1] / "fixtures" / "tf215_nan_step.json").read_text())
+
+
+class Counting(ke.SessionRunHook):
+    """Counts calls; fetches `fetch()` on every step when given."""
+
+    def __init__(self, fetch=None):
+        self.after_runs = []
+        self.before_runs = 0
+        self.ends = 0
+        self._fetch = fetch
+
+    def before_run(self, run_context):
+        self.before_runs += 1
+        return None if self._fetch is None else ke.SessionRunArgs(self._fetch())
+
+    def after_run(self, run_context, run_values):
+        results = run_values.results
+        if isinstance(results, dict):
+            results = {key: float(value) for key, value in results.items()}
+        self.after_runs.append(results)
+
+    def end(self, session):
+        self.ends += 1
+
+    def counts(self):
+        return [len(self.after_runs), self.before_runs, self.ends]
+
+
+DENSE_X = np.random.default_rng(0).normal(size=(64, 4)).astype("float32")
+DENSE_Y = (DENSE_X.sum(1) > 0).astype("int32")
+
+
+def dense_input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"x": DENSE_X}, DENSE_Y)).repeat().batch(16)
+
+
+def dense_model_fn(made, spec_hooks=True):
+    """The fixture's model: loss NaN in the step starting at params['nan_at']."""
+
+    def model_fn(features, labels, mode, params):
+        w = tf.compat.v1.get_variable("w", [4, 2], initializer=tf.compat.v1.zeros_initializer())
+        logits = tf.matmul(features["x"], w)
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        step = tf.compat.v1.train.get_global_step()
+        loss = tf.where(tf.equal(step, params["nan_at"]), tf.constant(np.nan), loss)
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=step
+        )
+        made["loss"] = loss
+        hooks = {}
+        if spec_hooks:
+            made["chief"], made["spec"] = Counting(), Counting()
+            hooks = {"training_chief_hooks": [made["chief"]], "training_hooks": [made["spec"]]}
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op, **hooks)
+
+    return model_fn
+
+
+def checkpoint_values(model_dir):
+    """step (as text) -> variable -> value, for every checkpoint the state file lists."""
+    state = tf.train.get_checkpoint_state(model_dir)
+    paths = list(state.all_model_checkpoint_paths) if state else []
+    return {
+        path.rsplit("-", 1)[1]: {
+            name: np.asarray(tf.train.load_variable(path, name))
+            for name, _ in tf.train.list_variables(path)
+        }
+        for path in paths
+    }
+
+
+def assert_checkpoints_equal(ours, expected):
+    assert sorted(ours, key=int) == sorted(expected, key=int)
+    for step, values in expected.items():
+        assert sorted(ours[step]) == sorted(values)
+        for name, value in values.items():
+            np.testing.assert_allclose(ours[step][name], np.asarray(value), rtol=1e-6)
+
+
+# How each run path meets the NaN (nan_at, save_checkpoints_steps, settings):
+# one fused call; fused steps then the logged step in one call; a loop of
+# fixed length (fused steps, then the logged step in a call of its own),
+# with the NaN inside the fused steps or at the last of them.
+LOOP_OF_6 = {"log_step_count_steps": 6, "save_summary_steps": None, "steps_per_loop": 6}
+NAN_PATHS = {
+    "fused": (4, 3, {"log_step_count_steps": None, "save_summary_steps": None}),
+    "fused_then_fetching": (3, 1000, {"log_step_count_steps": 6, "save_summary_steps": None}),
+    "steps_per_loop": (3, 1000, LOOP_OF_6),
+    "steps_per_loop_last_fused": (4, 1000, LOOP_OF_6),
+}
+
+
+@pytest.mark.parametrize("path", sorted(NAN_PATHS))
+def test_a_nan_inside_a_fused_run_ends_the_run_at_its_step(tmp_path, caplog, path):
+    """A NaN loss in the middle of a run of several steps is reported at its
+    step, and no later step runs: the variables in memory are those of the
+    NaN step (2.15's), and the checkpoints are 2.15's before it."""
+    nan_at, save_steps, settings = NAN_PATHS[path]
+    nan_step = nan_at + 1
+    made = {}
+    est = ke.Estimator(
+        dense_model_fn(made, spec_hooks=False),
+        model_dir=str(tmp_path),
+        config=ke.RunConfig(save_checkpoints_steps=save_steps, **settings),
+        params={"nan_at": nan_at},
+    )
+    caplog.clear()
+    with caplog.at_level(logging.ERROR, logger="keras_estimator"):
+        with pytest.raises(ke.NanLossDuringTrainingError):
+            est.train(dense_input_fn, steps=20)
+    assert f"loss = NaN at step {nan_step}." in caplog.text
+    assert int(est._store.global_step().numpy()) == nan_step
+    # The NaN step's gradient is zero: 2.15's variables after it are those
+    # of the step before; a step after it would have moved them.
+    after_nan = TF215[f"dense_{nan_at}_1"]["checkpoints"][str(nan_step)]
+    np.testing.assert_allclose(est._store.get("w").numpy(), after_nan["w"], rtol=1e-6)
+    expected = TF215[f"dense_{nan_at}_{save_steps}"]["checkpoints"]
+    assert_checkpoints_equal(checkpoint_values(str(tmp_path)), expected)

@@ -155,10 +155,11 @@ def test_input_ending_before_the_due_step_ends_the_run_without_fetching():
 
 
 @pytest.mark.parametrize("nan_step", [30, 41])
-def test_nan_loss_before_the_due_step_stops_where_a_separate_run_did(nan_step):
-    """A NaN loss at step 30 (inside the fused steps) stops training at 40,
-    the step before the logged one, without running it; one at 41 (the
-    logged step) stops at 41."""
+def test_nan_loss_before_the_due_step_ends_the_run_at_its_step(nan_step):
+    """A NaN loss at step 30 (inside the fused steps) stops training at 30,
+    running neither the fused steps after it nor the logged step (41), as
+    tf.estimator stopped at the NaN step; one at 41 (the logged step) stops
+    at 41."""
     x, y = make_data(num_examples=16)
 
     def model_fn(features, labels, mode, params):
@@ -186,4 +187,4 @@ def test_nan_loss_before_the_due_step_stops_where_a_separate_run_did(nan_step):
         with pytest.raises(ke.NanLossDuringTrainingError):
             est.train(input_fn, steps=100)
         stopped = int(est._store.global_step().numpy())
-    assert stopped == (40 if nan_step == 30 else 41)
+    assert stopped == nan_step

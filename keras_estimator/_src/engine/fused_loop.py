@@ -29,9 +29,10 @@ def fused_steps(
     ran with the last step's outputs. The next element is only fetched when
     another step will run, so no batch is lost between calls.
 
-    Training logs also carry `NAN_STEP_KEY`: the global step of the first step
-    of the run whose loss was NaN, or -1. A flag kept in the loop costs next to
-    nothing, and a NaN at any step is reported, not only at the run's last.
+    Training logs also carry `NAN_STEP_KEY`: the global step of the step
+    whose loss was NaN, or -1. The run ends after that step, as tf.estimator's
+    training ended at it: no later step changes the variables, and the logs
+    returned are that step's.
     """
 
     def run(iterator: Any, num_steps: tf.Tensor) -> Any:
@@ -73,8 +74,8 @@ def fused_then_fetching(
         first = tf.cond(ahead > 0, iterator.get_next_as_optional, lambda: _no_element(iterator))
         count, logs, nan_step, watch_nan = _loop(one_step, logs_spec(), iterator, ahead, first)
         logs = dict(logs, **{NAN_STEP_KEY: nan_step}) if watch_nan else dict(logs)
-        # A NaN loss before the last step ends the run there, as it ended
-        # the fused call before a separate fetching call.
+        # A NaN loss before the last step ends the run at its step: the
+        # fetching step does not run (nor does a separate fetching call).
         due = tf.logical_and(count >= ahead, nan_step < 0)
         element = tf.cond(
             due, iterator.get_next_as_optional, lambda: _no_element(iterator)
@@ -108,22 +109,26 @@ def _loop(
     first: Any,
 ) -> tuple[tf.Tensor, Any, tf.Tensor, bool]:
     """Up to `num_steps` steps of `one_step` from `first` (an optional element)
-    on: (steps run, last logs, first NaN loss's step or -1, whether watched)."""
+    on: (steps run, last logs, NaN loss's step or -1, whether watched).
+
+    Training steps (logs with the loss and the global step) are watched for
+    a NaN loss: the loop ends after the first such step, reading no further
+    element.
+    """
     initial_logs = tf.nest.map_structure(lambda s: tf.zeros(s.shape, s.dtype), spec)
     watch_nan = LOSS_KEY in initial_logs and GLOBAL_STEP_KEY in initial_logs
 
     def keep_going(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> tf.Tensor:
-        return tf.logical_and(count < num_steps, element.has_value())
+        going = tf.logical_and(count < num_steps, element.has_value())
+        return tf.logical_and(going, nan_step < 0) if watch_nan else going
 
     def step(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> Any:
         logs = one_step(element.get_value())
+        more = count + 1 < num_steps
         if watch_nan:
             nan_step = first_nan_step(nan_step, logs)
-        element = tf.cond(
-            count + 1 < num_steps,
-            iterator.get_next_as_optional,
-            lambda: element,
-        )
+            more = tf.logical_and(more, nan_step < 0)
+        element = tf.cond(more, iterator.get_next_as_optional, lambda: element)
         return count + 1, logs, element, nan_step
 
     count, logs, _, nan_step = tf.while_loop(

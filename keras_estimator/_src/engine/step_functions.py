@@ -390,13 +390,14 @@ class StepFunctions:
         """Runs `steps` steps, the last one fetching what the hooks asked for.
 
         Returns the steps run, the last step's logs, and whether the fetching
-        step ran (not when the input ended before it).
+        step ran (not when the input ended before it, nor after a NaN loss,
+        which ends the run at its step).
         """
         ahead, logs = 0, {}
         if steps > 1:
             ran, logs = fused(iterator, steps - 1)
             ahead = int(ran)
-            if ahead < steps - 1:
+            if ahead < steps - 1 or int(logs.get(NAN_STEP_KEY, -1)) >= 0:
                 return ahead, logs, False
         fetched, fetch_logs = self._run_fetching(
             one_step, kind, iterator, plan or _fetches.FetchPlan([]), shared_for
@@ -837,6 +838,11 @@ class StepFunctions:
             steps_run = int(steps_run)
             nan_step = logs.pop(NAN_STEP_KEY, None)
             run.nan_loss_step = None if nan_step is None or nan_step < 0 else int(nan_step)
+            if not fetched and run.nan_loss_step is not None:
+                # A NaN loss ended the run at its step, before the step that
+                # fetches: the hooks see the NaN step, with nothing fetched.
+                run.fetches.results = {}
+                run.fetches.missed = fetched = True
             # Hooks that asked for values see no run when the input ended
             # before the step that fetches them (as a TPUEstimator loop
             # ending in OutOfRange ran no after_run).
@@ -846,7 +852,10 @@ class StepFunctions:
                 self._stop(kind)
                 return last_logs
             last_logs = logs
-            if steps_run < planned or self._planned_steps(run) <= 0:
+            # A run that a NaN loss ended is not the input's end: the hooks
+            # decide (the NaN check raises, or stops training gracefully).
+            ended = steps_run < planned and run.nan_loss_step is None
+            if ended or self._planned_steps(run) <= 0:
                 self._stop(kind)
             return logs
 

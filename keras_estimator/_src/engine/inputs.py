@@ -51,31 +51,22 @@ def make_dataset(
     # dataset of its successive outputs, as its graph would have given.
     # Its random ops (shuffles, samples) are seeded from RunConfig's
     # tf_random_seed, as in the graph tf.estimator 2.15 called it in.
-    with graph_seeds.input_fn_seeds(getattr(config, "tf_random_seed", None)):
-        result = _v1_iterator_input.call_input_fn(
-            lambda: fn_args.call_with_accepted(input_fn, candidates)
-        )
+    seed = getattr(config, "tf_random_seed", None)
+
+    def call() -> Any:
+        return fn_args.call_with_accepted(input_fn, candidates)
+
+    with graph_seeds.input_fn_seeds(seed) as random_ops:
+        result = _v1_iterator_input.call_input_fn(call)
     if isinstance(result, tf.data.Dataset):
         dataset = result
     elif isinstance(result, (tuple, list)) and len(result) == 2:
         # (features, labels), as a tuple or a list, as tf.estimator 2.15 took it.
-        result = (_tensors_as_tuple(result[0]), result[1])
-        _check_features(result[0])
-        if result[1] is None:
-            # (features, None): labels-free elements, as a features-only
-            # input_fn gives them (tf.data would carry the None as a spec
-            # model_fn cannot take).
-            dataset = _repeated_tensors(
-                _placeholder_if_empty(result[0]), (("features", result[0]),)
-            )
-        else:
-            dataset = _repeated_tensors(
-                (_placeholder_if_empty(result[0]), result[1]),
-                (("features", result[0]), ("labels", result[1])),
-            )
+        _check_features(_tensors_as_tuple(result[0]))
+        dataset = _repeated_tensors(*_tensor_element(result))
     elif not isinstance(result, (tuple, list)) and _is_feature_structure(result):
         _check_features(result)
-        dataset = _repeated_tensors(_placeholder_if_empty(result), (("features", result),))
+        dataset = _repeated_tensors(*_tensor_element(result))
     elif isinstance(result, (tuple, list)):
         # tf.estimator 2.15 raised ValueError for a tuple of another length.
         raise ValueError(
@@ -90,6 +81,8 @@ def make_dataset(
             "expected a tf.data.Dataset of (features, labels) or features, or a "
             "(features, labels) tuple of tensors."
         )
+    if not isinstance(result, tf.data.Dataset) and random_ops.ran_eagerly:
+        dataset = _computed_each_step(call, seed, dataset)
     if mode == "infer" and not isinstance(result, tf.data.Dataset):
         # Repeated tensors never end; tf.estimator 2.15 warned so too.
         logger.warning(
@@ -125,6 +118,56 @@ def _placeholder_if_empty(features: Any) -> Any:
     if isinstance(features, dict) and not features:
         return {_NO_FEATURES_KEY: tf.zeros([0], tf.int8)}
     return features
+
+
+def _tensor_element(result: Any) -> tuple[Any, tuple[tuple[str, Any], ...]]:
+    """Each step's element of an input_fn's tensors, and its parts for messages."""
+    if not isinstance(result, (tuple, list)):
+        return _placeholder_if_empty(result), (("features", result),)
+    features, labels = _tensors_as_tuple(result[0]), result[1]
+    if labels is None:
+        # (features, None): labels-free elements, as a features-only
+        # input_fn gives them (tf.data would carry the None as a spec
+        # model_fn cannot take).
+        return _placeholder_if_empty(features), (("features", features),)
+    return (_placeholder_if_empty(features), labels), (
+        ("features", features),
+        ("labels", labels),
+    )
+
+
+def _computed_each_step(
+    call: Callable[[], Any], seed: int | None, repeated: tf.data.Dataset
+) -> tf.data.Dataset:
+    """The input_fn's tensors computed anew for every element, as 2.15 ran them.
+
+    tf.estimator 2.15 ran the input_fn's graph again at each step, so a
+    random op among its tensors (`{'x': tf.random.uniform([4])}`) gave new
+    values at every step, continuing one sequence from the call's start.
+    Called eagerly, it gave one value, repeated. So an input_fn whose random
+    ops ran is called once more, traced in the dataset's function, which
+    runs at each element with the same seeds; if it cannot be traced, the
+    eager values repeat, with a warning.
+    """
+
+    def element(_: Any) -> Any:
+        return _tensor_element(call())[0]
+
+    try:
+        # The function's graph takes the seed the input_fn's call had.
+        with graph_seeds.input_fn_seeds(seed):
+            dataset = tf.data.Dataset.from_tensors(0).repeat().map(element)
+    except Exception as error:  # noqa: BLE001  (any failure keeps the eager values)
+        logger.warning(
+            "input_fn's random ops give the same values at every step: its "
+            "tensors are computed once, because calling it in a dataset's "
+            "function failed (%s: %s). Return a tf.data.Dataset to get new "
+            "values at each step.",
+            type(error).__name__,
+            error,
+        )
+        return repeated
+    return dataset
 
 
 def _repeated_tensors(

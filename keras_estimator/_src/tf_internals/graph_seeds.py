@@ -84,23 +84,34 @@ class _Counting:
 _seeds_in_kernels: set[tuple[int, int]] = set()
 
 
+class InputFnRandomOps:
+    """What `input_fn_seeds` saw while the input_fn ran."""
+
+    def __init__(self) -> None:
+        self.ran_eagerly = False  # an eager random kernel op (not a dataset's) ran
+
+
 class _RestartingSeeds:
     """`random_seed.get_seed`, clearing the kernel cache before an eager kernel's seeds repeat."""
 
-    def __init__(self, get_seed: Any, thread: int) -> None:
+    def __init__(self, get_seed: Any, thread: int, seen: InputFnRandomOps) -> None:
         self._get_seed = get_seed
         self._thread = thread
+        self._seen = seen
 
     def __call__(self, op_seed: Any) -> Any:
         seeds = self._get_seed(op_seed)
-        if threading.get_ident() != self._thread or seeds[0] is None:
-            return seeds  # another thread's op, or fresh random seeds
+        if threading.get_ident() != self._thread:
+            return seeds  # another thread's op
         from tensorflow.python.eager import context
 
         # tf.data's seeds are dataset inputs (its get_seed calls this one).
         caller = sys._getframe(1).f_globals.get("__name__", "")
         if not context.executing_eagerly() or caller.startswith("tensorflow.python.data"):
             return seeds
+        self._seen.ran_eagerly = True
+        if seeds[0] is None:
+            return seeds  # fresh random seeds: a new kernel
         pair = (int(seeds[0]), int(seeds[1]))
         if pair in _seeds_in_kernels:
             context.context().clear_kernel_cache()
@@ -110,14 +121,14 @@ class _RestartingSeeds:
 
 
 @contextlib.contextmanager
-def _restarting_kernels() -> Iterator[None]:
+def _restarting_kernels(seen: InputFnRandomOps) -> Iterator[None]:
     from tensorflow.python.framework import random_seed
 
     original = random_seed.get_seed
     if isinstance(original, _RestartingSeeds):  # an input_fn called inside one
         yield
         return
-    random_seed.get_seed = _RestartingSeeds(original, threading.get_ident())
+    random_seed.get_seed = _RestartingSeeds(original, threading.get_ident(), seen)
     try:
         yield
     finally:
@@ -125,17 +136,22 @@ def _restarting_kernels() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def input_fn_seeds(seed: int | None) -> Iterator[None]:
+def input_fn_seeds(seed: int | None) -> Iterator[InputFnRandomOps]:
     """Random ops made inside get the seeds a 2.15 graph seeded `seed` gave.
 
     With `seed` None the seeds are the eager context's (an unseeded 2.15
     graph drew fresh seeds, and gave an op seed s the pair (default graph
     seed, s)). Either way an eager random op begins its sequence again on
     every call, as an op of 2.15's new graph did.
+
+    Yields:
+        An `InputFnRandomOps` telling, once the block is done, whether an
+        eager random op ran in it.
     """
+    seen = InputFnRandomOps()
     if seed is None:
-        with _restarting_kernels():
-            yield
+        with _restarting_kernels(seen):
+            yield seen
         return
     from tensorflow.python.eager import context
 
@@ -148,8 +164,8 @@ def input_fn_seeds(seed: int | None) -> Iterator[None]:
     ctx._seed = int(seed)
     ctx._rng = _Counting()
     try:
-        with _restarting_kernels():
-            yield
+        with _restarting_kernels(seen):
+            yield seen
     finally:
         ctx._seed = saved_seed
         if saved_rng is None:

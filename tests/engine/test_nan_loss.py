@@ -1,9 +1,10 @@
 """A NaN loss at any step of a fused run stops training at that step.
 
-tf.estimator checked the loss after every step. Here steps run fused, many
-per call; a flag kept inside the loop ends the run after its NaN step
-(no later step runs) and reports that step before any hook (the
-checkpoint saver among them) sees the run.
+tf.estimator checked the loss after every step, with its NanTensorHook
+placed after the chief's and the user's hooks. Here steps run fused, many
+per call; a flag kept inside the loop ends the run after its NaN step (no
+later step runs), and the dispatcher checks the loss where 2.15 did, the
+checkpoint saver seeing the NaN step only after the check.
 """
 
 import json
@@ -113,6 +114,24 @@ class Counting(ke.SessionRunHook):
         return [len(self.after_runs), self.before_runs, self.ends]
 
 
+class ObservingCounting(Counting):
+    observes_only = True
+
+
+class RunWatcher(ke.SessionRunHook):
+    """Needs no step (steps may fuse); at each run's end, the step reached."""
+
+    def __init__(self):
+        self.seen = []
+
+    def steps_until_needed(self, global_step):
+        return None
+
+    def after_run(self, run_context, run_values):
+        live = int(tf.compat.v1.train.get_global_step().numpy())
+        self.seen.append((run_context.global_step, live))
+
+
 DENSE_X = np.random.default_rng(0).normal(size=(64, 4)).astype("float32")
 DENSE_Y = (DENSE_X.sum(1) > 0).astype("int32")
 
@@ -143,6 +162,10 @@ def dense_model_fn(made, spec_hooks=True):
     return model_fn
 
 
+def fetch_loss_and_step(made):
+    return lambda: {"loss": made["loss"], "step": tf.compat.v1.train.get_global_step()}
+
+
 def checkpoint_values(model_dir):
     """step (as text) -> variable -> value, for every checkpoint the state file lists."""
     state = tf.train.get_checkpoint_state(model_dir)
@@ -162,6 +185,98 @@ def assert_checkpoints_equal(ours, expected):
         assert sorted(ours[step]) == sorted(values)
         for name, value in values.items():
             np.testing.assert_allclose(ours[step][name], np.asarray(value), rtol=1e-6)
+
+
+def assert_after_runs_equal(ours, expected):
+    assert len(ours) == len(expected)
+    for got, want in zip(ours, expected, strict=True):
+        assert sorted(got) == sorted(want)
+        for key in want:
+            np.testing.assert_allclose(got[key], want[key], rtol=1e-6, equal_nan=True)
+
+
+def test_custom_hooks_are_called_before_the_nan_check(tmp_path):
+    """2.15's estimator_test.py::testCustomHooksAreCalledBeforeNanTensorHook."""
+
+    def nan_making_model_fn(mode, features, labels):
+        del features, labels
+        global_step = tf.Variable(0, dtype=tf.int64, name="global_step")
+        inc = tf.compat.v1.assign_add(global_step, 1)
+        loss = tf.cond(inc > 1, lambda: tf.constant(np.nan, tf.float32), lambda: 1.0)
+        return ke.EstimatorSpec(
+            mode=mode, predictions=global_step.read_value(), loss=loss, train_op=inc
+        )
+
+    expected = TF215["upstream"]
+    hook = Counting()
+    est = ke.Estimator(model_fn=nan_making_model_fn, model_dir=str(tmp_path))
+    with pytest.raises(ke.NanLossDuringTrainingError) as raised:
+        est.train(input_fn=lambda: (dict(), None), steps=2, hooks=[hook])
+    assert [type(raised.value).__name__, str(raised.value)] == expected["error"]
+    # after_run at both steps, the NaN step's included; end() never.
+    assert hook.counts() == expected["counts"]["user"] == [2, 2, 0]
+    assert sorted(checkpoint_values(str(tmp_path))) == expected["checkpoints"] == ["0"]
+
+
+@pytest.mark.parametrize("save_steps", [1, 1000])
+def test_hooks_before_the_nan_check_see_the_nan_step_as_in_2_15(tmp_path, save_steps):
+    """The chief's and the user's hooks get after_run at the NaN step, with
+    what they fetched there; the hooks after the check (training_hooks) and
+    end() do not. The checkpoints are 2.15's but the NaN step's."""
+    expected = TF215[f"dense_3_{save_steps}"]
+    made = {}
+    est = ke.Estimator(
+        dense_model_fn(made),
+        model_dir=str(tmp_path),
+        config=ke.RunConfig(save_checkpoints_steps=save_steps, log_step_count_steps=1000),
+        params={"nan_at": 3},
+    )
+    user, counter = Counting(fetch_loss_and_step(made)), Counting()
+    with pytest.raises(ke.NanLossDuringTrainingError) as raised:
+        est.train(dense_input_fn, steps=10, hooks=[user, counter])
+    assert [type(raised.value).__name__, str(raised.value)] == expected["error"]
+    # 2.15: loss 0.693, 0.657, 0.624 at steps 0-2, then NaN at step 3.
+    assert_after_runs_equal(user.after_runs, expected["user_after_runs"])
+    assert np.isnan(user.after_runs[-1]["loss"]) and user.after_runs[-1]["step"] == 3
+    ours = {
+        "user": user.counts(),
+        "counter": counter.counts(),
+        "chief": made["chief"].counts(),
+        "spec": made["spec"].counts(),
+    }
+    assert ours == expected["counts"]
+    # 2.15's checkpoint saver ran before its NaN check and saved step 4 (the
+    # NaN step) when due; here nothing from the NaN step on is saved.
+    kept = {step: v for step, v in expected["checkpoints"].items() if int(step) < 4}
+    assert len(kept) == len(expected["checkpoints"]) - (1 if save_steps == 1 else 0)
+    assert_checkpoints_equal(checkpoint_values(str(tmp_path)), kept)
+
+
+@pytest.mark.parametrize("observer", [True, False])
+def test_an_observer_sees_the_nan_step_as_a_hook_run_step_by_step(tmp_path, observer):
+    """Several fetching steps in one call (an observer) end at the NaN step:
+    the observer gets after_run at every step up to it, with 2.15's values,
+    and none after it."""
+    expected = TF215["dense_3_1000"]
+    made = {}
+    est = ke.Estimator(
+        dense_model_fn(made, spec_hooks=False),
+        model_dir=str(tmp_path),
+        config=ke.RunConfig(
+            save_checkpoints_steps=1000, log_step_count_steps=None, save_summary_steps=None
+        ),
+        params={"nan_at": 3},
+    )
+    hook = (ObservingCounting if observer else Counting)(fetch_loss_and_step(made))
+    runs = RunWatcher()
+    with pytest.raises(ke.NanLossDuringTrainingError):
+        est.train(dense_input_fn, steps=10, hooks=[hook, runs])
+    assert_after_runs_equal(hook.after_runs, expected["user_after_runs"])
+    assert hook.counts() == expected["counts"]["user"] == [4, 4, 0]
+    # Its steps shared one compiled call, which ended at the NaN step (4).
+    assert runs.seen == ([(4, 4)] if observer else [(1, 1), (2, 2), (3, 3), (4, 4)])
+    assert int(est._store.global_step().numpy()) == 4
+    assert_checkpoints_equal(checkpoint_values(str(tmp_path)), expected["checkpoints"])
 
 
 # How each run path meets the NaN (nan_at, save_checkpoints_steps, settings):
@@ -191,11 +306,15 @@ def test_a_nan_inside_a_fused_run_ends_the_run_at_its_step(tmp_path, caplog, pat
         config=ke.RunConfig(save_checkpoints_steps=save_steps, **settings),
         params={"nan_at": nan_at},
     )
+    runs = RunWatcher()
     caplog.clear()
     with caplog.at_level(logging.ERROR, logger="keras_estimator"):
         with pytest.raises(ke.NanLossDuringTrainingError):
-            est.train(dense_input_fn, steps=20)
+            est.train(dense_input_fn, steps=20, hooks=[runs])
     assert f"loss = NaN at step {nan_step}." in caplog.text
+    # The run holding the NaN step ended at it (planned further).
+    assert runs.seen[-1] == (nan_step, nan_step)
+    assert len(runs.seen) <= 2
     assert int(est._store.global_step().numpy()) == nan_step
     # The NaN step's gradient is zero: 2.15's variables after it are those
     # of the step before; a step after it would have moved them.

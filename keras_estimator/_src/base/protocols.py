@@ -49,3 +49,16 @@ class ChecksLoss(Protocol):
 
     def check_loss(self, loss_value: Any, step: int | None = None) -> bool:
         """Handles one run's loss; returns whether it was NaN."""
+
+
+@runtime_checkable
+class SavesCheckpoints(Protocol):
+    """Writes checkpoints from `after_run` (CheckpointSaverHook).
+
+    When `saves_checkpoints` is true and a run ends at a step whose loss is
+    NaN, the loop calls its `after_run` after the NaN check rather than at
+    its place in the hooks' order: a check that raises leaves that step's
+    variables unsaved.
+    """
+
+    saves_checkpoints: bool

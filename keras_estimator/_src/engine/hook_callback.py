@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import keras
 import tensorflow as tf
 
-from keras_estimator._src.base.protocols import ChecksLoss, PlansFusion, StopsTraining
+from keras_estimator._src.base.protocols import (
+    ChecksLoss,
+    PlansFusion,
+    SavesCheckpoints,
+    StopsTraining,
+)
 from keras_estimator._src.base.session_run_hook import (
     SessionRunArgs,
     SessionRunContext,
@@ -114,6 +119,11 @@ class HookCallback(keras.callbacks.Callback):
             hook.steps_until_stop for hook in self._hooks if isinstance(hook, StopsTraining)
         ]
         self._loss_checkers = [hook for hook in self._hooks if isinstance(hook, ChecksLoss)]
+        self._savers = {
+            index
+            for index, hook in enumerate(self._hooks)
+            if isinstance(hook, SavesCheckpoints) and hook.saves_checkpoints is True
+        }
         self._observers = [observes_only(hook) for hook in self._hooks]
         # Hooks that can fetch for the last step of a run of several steps
         # (`fetch_at_run_end`); whether the loop runs them so is settled in
@@ -286,12 +296,10 @@ class HookCallback(keras.callbacks.Callback):
         if context is None or plan is None:
             return
         run = self._run_state()
+        # The loop ends a run at a step whose loss is NaN, and says so.
         nan_step = run.nan_loss_step if run is not None else None
-        if nan_step is not None:
-            # A step before the run's last had a NaN loss: report that step,
-            # before any hook (a checkpoint saver) sees the run.
-            self._check_loss({"loss": math.nan}, nan_step)
-        if run is not None and run.last_run_steps == 0:
+        ran = run is None or run.last_run_steps > 0
+        if not ran and nan_step is None:
             return  # the input ended before this run made a step
         stepwise = run.fetches.stepwise if run is not None else None
         if stepwise is not None and plan.every_step:
@@ -299,18 +307,16 @@ class HookCallback(keras.callbacks.Callback):
             return
         self._global_step = self._read_global_step(logs)
         context.global_step = self._global_step
-        if nan_step is None:
-            self._check_loss(logs, self._global_step)
         state = self._fetch_state()
-        if state is not None and state.missed:
+        if state is not None and (state.missed or not ran):
             # The input ended, or a loss was NaN, before the run's last
             # step, which fetches: the steps before it ran, nothing was fetched.
             per_hook: list[Any] = [None] * len(self._hooks)
         else:
             per_hook = plan.results(self._fetched_values(plan, logs))
-        with self._graph_lookups():
-            for hook, results in zip(self._hooks, per_hook, strict=True):
-                hook.after_run(context, SessionRunValues(results, None, None))
+        if nan_step is None:
+            nan_step = self._nan_loss_step(logs, self._global_step)
+        self._hooks_after_run(context, range(len(self._hooks)), per_hook.__getitem__, nan_step)
         self._set_request(None)
         self._served = None
         if context.stop_requested:
@@ -343,19 +349,23 @@ class HookCallback(keras.callbacks.Callback):
                 step_plans = self._observers_before_run(context, observers, plan, values)
             self._global_step = step
             context.global_step = step
+
+            def results_for(index: int, plans: list[Any] = step_plans, at: Any = values) -> Any:
+                step_plan = plans[index]
+                if step_plan is None:
+                    return None
+                return step_plan.result_for(index if step_plan is plan else 0, at)
+
             if position == last:
-                self._check_loss(logs, step)
+                # A NaN loss ends such a run: only its last step may have one.
+                nan_step = self._nan_loss_step(logs, step)
+                self._hooks_after_run(context, everyone, results_for, nan_step)
+                break
             with self._graph_lookups():
-                for index in everyone if position == last else observers:
-                    step_plan = step_plans[index]
-                    results = (
-                        None
-                        if step_plan is None
-                        else step_plan.result_for(index if step_plan is plan else 0, values)
-                    )
+                for index in observers:
                     hook = self._hooks[index]
-                    hook.after_run(context, SessionRunValues(results, None, None))
-                    if context.stop_requested and position != last:
+                    hook.after_run(context, SessionRunValues(results_for(index), None, None))
+                    if context.stop_requested:
                         raise RuntimeError(
                             f"{type(hook).__name__} declares observes_only = True but "
                             f"requested a stop at global step {step}, inside a run "
@@ -403,13 +413,59 @@ class HookCallback(keras.callbacks.Callback):
                 step_plans[index] = own
         return step_plans
 
-    def _check_loss(self, logs: dict[str, Any] | None, step: int) -> None:
-        """Hands a run's loss at `step` to hooks that check it (NanTensorHook)."""
-        if not logs or "loss" not in logs:
-            return
+    def _hooks_after_run(
+        self,
+        context: SessionRunContext,
+        indices: Sequence[int],
+        results_for: Callable[[int], Any],
+        nan_step: int | None,
+    ) -> None:
+        """Calls `after_run` of the hooks at `indices`, in order, checking the loss.
+
+        The loss is checked where tf.estimator 2.15 placed its NanTensorHook,
+        at the first hook that checks it for the loop (`ChecksLoss`): at a
+        step whose loss is NaN (`nan_step`), the hooks before it (the chief's
+        hooks, the user's `hooks=`) see the step end with what they fetched,
+        then the check raises `NanLossDuringTrainingError` and the hooks
+        after it (the loss logger, the model_fn's `training_hooks`) see
+        nothing, as in 2.15. One exception: a checkpoint saver before it
+        (`SavesCheckpoints`) sees the step only after the check, so that a
+        check that raises leaves the NaN step unsaved (2.15 saved it when a
+        save was due). When the check only stops training (it does not
+        raise), every hook sees the step.
+        """
+        hooks = self._hooks
+        check_at = None
+        if nan_step is not None:
+            check_at = next(
+                (i for i in indices if isinstance(hooks[i], ChecksLoss) and hooks[i].loop_driven),
+                None,
+            )
+        held: list[int] = []
+        with self._graph_lookups():
+            for index in indices:
+                if check_at is not None and index == check_at:
+                    self._check_nan_loss(nan_step)
+                    for saver in held:
+                        hooks[saver].after_run(
+                            context, SessionRunValues(results_for(saver), None, None)
+                        )
+                elif check_at is not None and index < check_at and index in self._savers:
+                    held.append(index)
+                    continue
+                hooks[index].after_run(context, SessionRunValues(results_for(index), None, None))
+
+    def _nan_loss_step(self, logs: dict[str, Any] | None, step: int) -> int | None:
+        """`step` if the run's logged loss is NaN and a hook checks it; else None."""
+        if not logs or "loss" not in logs or not self._loss_checkers:
+            return None
+        return step if math.isnan(float(logs["loss"])) else None
+
+    def _check_nan_loss(self, step: int | None) -> None:
+        """Hands a NaN loss at `step` to the hooks that check it (NanTensorHook)."""
         for hook in self._loss_checkers:
             if hook.loop_driven:
-                hook.check_loss(float(logs["loss"]), step)
+                hook.check_loss(math.nan, step)
 
     def _end(self) -> None:
         session = self._session

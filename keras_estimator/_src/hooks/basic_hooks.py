@@ -518,11 +518,11 @@ class NanTensorHook(SessionRunHook):
     are fused while it runs) and checks each value, as tf.estimator did.
 
     Driven by the loop (`NanTensorHook.for_loop(...)` or `loop_driven = True`)
-    it fetches nothing and constrains no run; instead the loop passes it the
-    loss of the last step of each run through `check_loss(loss, step)`, before
-    calling the hooks' `after_run` for that run. A NaN in an earlier step of
-    a fused run is seen at the end of that run (a diverged model keeps a NaN
-    loss).
+    it fetches nothing and constrains no run; instead the loop ends a run at
+    a step whose loss is NaN and passes that loss to `check_loss(loss, step)`
+    at the hook's place in the hooks' order: the hooks before it have seen
+    the step end (checkpoint savers excepted, which see it after the check),
+    those after it see it only if the check does not raise.
 
     Args:
         loss_tensor: the loss tensor (or its graph name).

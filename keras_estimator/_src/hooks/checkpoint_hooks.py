@@ -69,6 +69,10 @@ class CheckpointSaverHook(SessionRunHook):
             `graph.pbtxt` or `.meta` files are written.
     """
 
+    # At a step whose loss is NaN the loop calls after_run after the NaN
+    # check, so a failing check leaves that step unsaved (`SavesCheckpoints`).
+    saves_checkpoints = True
+
     def __init__(
         self,
         checkpoint_dir: str,

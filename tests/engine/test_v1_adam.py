@@ -141,6 +141,20 @@ def _big_model_fn(features, labels, mode):
     return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
+def test_inline_updates_add_at_most_fifteen_ops_per_variable(tmp_path, monkeypatch):
+    # Each variable's update is its arithmetic alone (16 ops for the kernel's
+    # one); the step size, 1 - beta1 and 1 - beta2 are made once per
+    # apply_gradients call, not once per variable, and no op groups each
+    # update. The traced step stays that much smaller, and so does what its
+    # first call compiles (on every cold start).
+    params = {"hidden": [16, 8], "optimizer": "adam", "learning_rate": 0.01}
+    inline = _train(tmp_path, "inline", params, steps=1)
+    monkeypatch.setattr(_v1_adam, "MAX_UPDATED_ELEMENTS", 0)
+    kernel = _train(tmp_path, "kernel", params, steps=1)
+    extra = sum(_adam_ops(inline).values()) - sum(_adam_ops(kernel).values())
+    assert extra <= 15 * 6
+
+
 def test_large_models_keep_the_kernel(tmp_path):
     x, y = make_data(16)
     estimator = ke.Estimator(_big_model_fn, str(tmp_path))

@@ -35,7 +35,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import tensorflow as tf
 
@@ -108,28 +108,36 @@ def _dense_update(update: adam_kernel.AdamDenseUpdate) -> Any:
         return update.kernel_update()
     args = update.arguments()
     dtype = update.grad.dtype.base_dtype
-    # One step size per apply_gradients call, dtype and device: the kernel
-    # computes the same value for every variable, from the accumulators read
-    # before any of the call's updates.
+    # One set of scalars per apply_gradients call, dtype and device: the
+    # kernel computes the same step size for every variable, from the
+    # accumulators read before any of the call's updates, and the same
+    # `1 - beta1`, `1 - beta2`. Made once, they keep the traced step (and
+    # what its first call compiles) a few ops per variable smaller.
     key = (update.call_key(), dtype, update.var.device)
-    alpha = _state.step_sizes.get(key)
-    if alpha is None:
-        alpha = step_size(
-            tf.cast(args["learning_rate"], dtype),
-            tf.cast(args["beta1_power"], dtype),
-            tf.cast(args["beta2_power"], dtype),
+    scalars = _state.step_sizes.get(key)
+    if scalars is None:
+        one = tf.ones([], dtype)
+        scalars = _CallScalars(
+            alpha=step_size(
+                tf.cast(args["learning_rate"], dtype),
+                tf.cast(args["beta1_power"], dtype),
+                tf.cast(args["beta2_power"], dtype),
+            ),
+            decay_m=tf.raw_ops.Sub(x=one, y=tf.cast(args["beta1"], dtype)),
+            decay_v=tf.raw_ops.Sub(x=one, y=tf.cast(args["beta2"], dtype)),
+            epsilon=tf.cast(args["epsilon"], dtype),
         )
-        _state.step_sizes[key] = alpha
-    return apply_adam(
-        update.var.handle,
-        m=args["m"],
-        v=args["v"],
-        grad=update.grad,
-        alpha=alpha,
-        beta1=tf.cast(args["beta1"], dtype),
-        beta2=tf.cast(args["beta2"], dtype),
-        epsilon=tf.cast(args["epsilon"], dtype),
-    )
+        _state.step_sizes[key] = scalars
+    return _apply_adam_ops(update.var.handle, args["m"], args["v"], update.grad, scalars)
+
+
+class _CallScalars(NamedTuple):
+    """The scalars every update of one apply_gradients call shares."""
+
+    alpha: tf.Tensor
+    decay_m: tf.Tensor  # 1 - beta1
+    decay_v: tf.Tensor  # 1 - beta2
+    epsilon: tf.Tensor
 
 
 def step_size(
@@ -162,21 +170,46 @@ def apply_adam(
     Returns:
         An op that completes when `var`, `m` and `v` are all updated.
     """
+    one = tf.ones([], grad.dtype)
+    scalars = _CallScalars(
+        alpha=alpha,
+        decay_m=tf.raw_ops.Sub(x=one, y=beta1),
+        decay_v=tf.raw_ops.Sub(x=one, y=beta2),
+        epsilon=epsilon,
+    )
+    return _apply_adam_ops(var, m, v, grad, scalars)
+
+
+def _apply_adam_ops(
+    var: tf.Tensor, m: tf.Tensor, v: tf.Tensor, grad: tf.Tensor, scalars: _CallScalars
+) -> tf.Operation:
+    """The update's ops, in the kernel's order (see `apply_adam`).
+
+    Made with `tf.raw_ops`, the same op types that the arithmetic operators
+    make, without their dispatch. The op updating `var` comes last: it reads
+    `m` and `v` after their updates, so when it has run all three have.
+    """
     dtype = grad.dtype
-    one = tf.ones([], dtype)
 
     def read(handle: tf.Tensor) -> tf.Tensor:
         return tf.raw_ops.ReadVariableOp(resource=handle, dtype=dtype)
 
     update_m = tf.raw_ops.AssignAddVariableOp(
-        resource=m, value=(grad - read(m)) * (one - beta1)
+        resource=m,
+        value=tf.raw_ops.Mul(x=tf.raw_ops.Sub(x=grad, y=read(m)), y=scalars.decay_m),
     )
     update_v = tf.raw_ops.AssignAddVariableOp(
-        resource=v, value=(tf.square(grad) - read(v)) * (one - beta2)
+        resource=v,
+        value=tf.raw_ops.Mul(
+            x=tf.raw_ops.Sub(x=tf.raw_ops.Square(x=grad), y=read(v)), y=scalars.decay_v
+        ),
     )
     with tf.control_dependencies([update_m, update_v]):
         new_m, new_v = read(m), read(v)
-    update_var = tf.raw_ops.AssignSubVariableOp(
-        resource=var, value=(new_m * alpha) / (tf.sqrt(new_v) + epsilon)
+    return tf.raw_ops.AssignSubVariableOp(
+        resource=var,
+        value=tf.raw_ops.RealDiv(
+            x=tf.raw_ops.Mul(x=new_m, y=scalars.alpha),
+            y=tf.raw_ops.AddV2(x=tf.raw_ops.Sqrt(x=new_v), y=scalars.epsilon),
+        ),
     )
-    return tf.group(update_m, update_v, update_var)

@@ -30,8 +30,9 @@ Private symbols touched: `random_seed._graph_to_seed_dict`, the per-graph
 count `get_seed` reads and advances (a weak dict keyed by graph), the eager
 context's `_seed` and `_rng` (the global seed, and the generator its
 `_internal_operation_seed` draws from, which a context never seeded lacks),
-`random_seed.get_seed` (wrapped while an input_fn runs, in its thread only)
-and the context's `clear_kernel_cache`.
+`random_seed.get_seed` (wrapped while an input_fn runs, in its thread only),
+its `_truncate_seed` and `DEFAULT_GRAPH_SEED`, and the context's
+`clear_kernel_cache`.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ TOUCHES = (
     "tensorflow.python.eager.context:Context._internal_operation_seed",
     "tensorflow.python.eager.context:Context.clear_kernel_cache",
     "tensorflow.python.framework.random_seed:get_seed",
+    "tensorflow.python.framework.random_seed:_truncate_seed",
+    "tensorflow.python.framework.random_seed:DEFAULT_GRAPH_SEED",
 )
 
 
@@ -92,18 +95,31 @@ class InputFnRandomOps:
 
 
 class _RestartingSeeds:
-    """`random_seed.get_seed`, clearing the kernel cache before an eager kernel's seeds repeat."""
+    """`random_seed.get_seed` as in 2.15's input_fn graph, restarting eager kernels.
 
-    def __init__(self, get_seed: Any, thread: int, seen: InputFnRandomOps) -> None:
+    It clears the kernel cache before an eager kernel's seeds repeat. With
+    no graph seed (`tf_random_seed` None) an op seed s gets (default graph
+    seed, s), as 2.15's unseeded graph gave it, whatever global seed the
+    program set.
+    """
+
+    def __init__(
+        self, get_seed: Any, thread: int, seen: InputFnRandomOps, graph_seed: int | None
+    ) -> None:
         self._get_seed = get_seed
         self._thread = thread
         self._seen = seen
+        self._graph_seed = graph_seed
 
     def __call__(self, op_seed: Any) -> Any:
         seeds = self._get_seed(op_seed)
         if threading.get_ident() != self._thread:
             return seeds  # another thread's op
         from tensorflow.python.eager import context
+        from tensorflow.python.framework import random_seed
+
+        if self._graph_seed is None and op_seed is not None:
+            seeds = (random_seed.DEFAULT_GRAPH_SEED, random_seed._truncate_seed(op_seed))
 
         # tf.data's seeds are dataset inputs (its get_seed calls this one).
         caller = sys._getframe(1).f_globals.get("__name__", "")
@@ -121,14 +137,14 @@ class _RestartingSeeds:
 
 
 @contextlib.contextmanager
-def _restarting_kernels(seen: InputFnRandomOps) -> Iterator[None]:
+def _restarting_kernels(seen: InputFnRandomOps, graph_seed: int | None) -> Iterator[None]:
     from tensorflow.python.framework import random_seed
 
     original = random_seed.get_seed
     if isinstance(original, _RestartingSeeds):  # an input_fn called inside one
         yield
         return
-    random_seed.get_seed = _RestartingSeeds(original, threading.get_ident(), seen)
+    random_seed.get_seed = _RestartingSeeds(original, threading.get_ident(), seen, graph_seed)
     try:
         yield
     finally:
@@ -139,10 +155,10 @@ def _restarting_kernels(seen: InputFnRandomOps) -> Iterator[None]:
 def input_fn_seeds(seed: int | None) -> Iterator[InputFnRandomOps]:
     """Random ops made inside get the seeds a 2.15 graph seeded `seed` gave.
 
-    With `seed` None the seeds are the eager context's (an unseeded 2.15
-    graph drew fresh seeds, and gave an op seed s the pair (default graph
-    seed, s)). Either way an eager random op begins its sequence again on
-    every call, as an op of 2.15's new graph did.
+    With `seed` None an op seed s gets (default graph seed, s), as in
+    2.15's unseeded graph, and ops without one get the eager context's
+    seeds (2.15 drew fresh ones). Either way an eager random op begins its
+    sequence again on every call, as an op of 2.15's new graph did.
 
     Yields:
         An `InputFnRandomOps` telling, once the block is done, whether an
@@ -150,7 +166,7 @@ def input_fn_seeds(seed: int | None) -> Iterator[InputFnRandomOps]:
     """
     seen = InputFnRandomOps()
     if seed is None:
-        with _restarting_kernels(seen):
+        with _restarting_kernels(seen, None):
             yield seen
         return
     from tensorflow.python.eager import context
@@ -164,7 +180,7 @@ def input_fn_seeds(seed: int | None) -> Iterator[InputFnRandomOps]:
     ctx._seed = int(seed)
     ctx._rng = _Counting()
     try:
-        with _restarting_kernels(seen):
+        with _restarting_kernels(seen, int(seed)):
             yield seen
     finally:
         ctx._seed = saved_seed

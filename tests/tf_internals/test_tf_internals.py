@@ -100,6 +100,18 @@ def _make_resource_tracker(tmp_path: Path) -> Any:
 
 
 # "module:Class" -> a function making an instance of it (given a tmp dir).
+def _make_tensor_slice_dataset(tmp_path: Path) -> Any:
+    import tensorflow as tf
+
+    return tf.data.Dataset.from_tensor_slices([1.0, 2.0])
+
+
+def _make_tensor_dataset(tmp_path: Path) -> Any:
+    import tensorflow as tf
+
+    return tf.data.Dataset.from_tensors([1.0, 2.0])
+
+
 _INSTANCES: dict[str, Callable[[Path], Any]] = {
     "tensorflow.python.framework.ops:Graph": _make_graph,
     "tensorflow.python.framework.func_graph:FuncGraph": _make_func_graph,
@@ -117,6 +129,10 @@ _INSTANCES: dict[str, Callable[[Path], Any]] = {
         _make_collective_keys
     ),
     "tensorflow.python.trackable.resource:ResourceTracker": _make_resource_tracker,
+    "tensorflow.python.data.ops.from_tensor_slices_op:_TensorSliceDataset": (
+        _make_tensor_slice_dataset
+    ),
+    "tensorflow.python.data.ops.from_tensors_op:_TensorDataset": _make_tensor_dataset,
 }
 
 

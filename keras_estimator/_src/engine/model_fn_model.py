@@ -461,7 +461,7 @@ class ModelFnModel(keras.Model):
             return None
         # The box holds the only reference to the iterator, freed on the
         # release thread (`input_release`).
-        box = [iter(dataset)]
+        box = [inputs.make_iterator(dataset)]
         try:
             loop = loop_for(box[0])
             values = self._steps.metric_values_function(dataset.element_spec)

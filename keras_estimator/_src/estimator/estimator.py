@@ -613,7 +613,7 @@ class Estimator:
         keys = [predict_keys] if isinstance(predict_keys, str) else predict_keys
         # The box holds the only reference to the input iterator, which is
         # freed on the release thread however the caller leaves the generator.
-        input_box = [iter(dataset)]
+        input_box = [iter(dataset) if self._strategy else inputs.make_iterator(dataset)]
         try:
             with _loop_context.active(self._loop_context()):
                 yield from _predict_loop.run_prediction(

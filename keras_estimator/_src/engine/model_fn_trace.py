@@ -126,8 +126,10 @@ class ModelFnTrace:
             except AttributeError as err:
                 _raise_with_a_keras_3_fix(err)
                 raise
+            if mode == ModeKeys.TRAIN and isinstance(spec, EstimatorSpec):
+                summaries.collect_loss(spec.loss)
             if recording and isinstance(spec, EstimatorSpec):
-                summaries.write_collected(spec.loss)
+                summaries.write_collected()
         if not isinstance(spec, EstimatorSpec):
             _raise_not_a_spec(spec)
         if self.shared is not None:

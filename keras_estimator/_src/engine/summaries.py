@@ -44,6 +44,8 @@ logger = logging.getLogger("keras_estimator")
 
 # The collection through which a trace graph keeps the writers it captured.
 _WRITERS_COLLECTION = "keras_estimator_summary_writers"
+# The loss summary `collect_loss` added to a graph (one per graph).
+_LOSS_COLLECTION = "keras_estimator_loss_summary"
 
 
 class EventFile:
@@ -171,23 +173,47 @@ def _repeat_writes(graph: Any, first_new_op: int, written: Any, others: list[Any
                 _WRITE_OPS[op.type](**{**inputs, "writer": summary_writers.resource_handle(other)})
 
 
-def write_collected(loss: Any) -> None:
-    """Writes the loss and the TF1 summaries model_fn added to the graph, in one event.
+def collect_loss(loss: Any) -> None:
+    """Adds the training loss to the graph's TF1 summaries, as tf.estimator 2.15 did.
 
-    As tf.estimator 2.15 wrote them: TF1 summaries, so the loss is a
-    `simple_value` (what `summary_iterator` readers of 2.15's event files
-    take), written together with the model_fn's own TF1 summaries. TensorBoard
-    shows it as it shows `tf.summary.scalar`'s.
+    2.15's `train()` added `tf.compat.v1.summary.scalar('loss', loss)` to
+    `GraphKeys.SUMMARIES` once model_fn had returned, before any hook's
+    `begin()`, unless that collection already held a summary op named `loss`
+    (the model_fn's own). So a hook's `merge_all()` holds it, and the
+    summary hook writes it (once) with the model_fn's other summaries. Its
+    tag is its op's name, as TF1 made it unique: `loss_1` when the model_fn
+    named a tensor `loss`. Replicas tracing into one graph add it once.
+
+    The op is stateless: steps that do not fetch it leave it out, so it
+    costs nothing outside the steps that write summaries.
+    """
+    if loss is None or tf.executing_eagerly():
+        return
+    graph = tf.compat.v1.get_default_graph()
+    if graph.get_collection(_LOSS_COLLECTION):
+        return
+    scope = graph.get_name_scope()
+    own = f"{scope}/loss" if scope else "loss"
+    collected = graph.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
+    if any(getattr(getattr(summary, "op", None), "name", None) == own for summary in collected):
+        return
+    if loss.shape.rank != 0:
+        loss = tf.reshape(loss, [])
+    with v1_summaries.as_protos():
+        summary = tf.compat.v1.summary.scalar("loss", loss)
+    graph.add_to_collection(_LOSS_COLLECTION, summary)
+
+
+def write_collected() -> None:
+    """Writes the TF1 summaries of the graph (the loss among them), in one event.
+
+    As tf.estimator 2.15's summary hook wrote `merge_all()`: TF1 summaries,
+    so the loss is a `simple_value` (what `summary_iterator` readers of
+    2.15's event files take). TensorBoard shows it as it shows
+    `tf.summary.scalar`'s.
     """
     protos = list(tf.compat.v1.get_default_graph().get_collection(tf.compat.v1.GraphKeys.SUMMARIES))
-    if loss is not None:
-        protos.insert(0, _loss_summary(loss))
     if protos:
         tf.summary.experimental.write_raw_pb(
             protos[0] if len(protos) == 1 else tf.compat.v1.summary.merge(protos)
         )
-
-
-def _loss_summary(loss: Any) -> Any:
-    """The serialized TF1 `Summary` of the loss, tagged `loss` (no TensorBoard import)."""
-    return tf.raw_ops.ScalarSummary(tags="loss", values=tf.cast(tf.reshape(loss, []), tf.float32))

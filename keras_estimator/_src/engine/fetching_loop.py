@@ -2,9 +2,9 @@
 
 When every hook that fetches only observes (`HookCallback`), a run may cover
 several steps that each fetch the same values. `fetching_steps` runs them in
-one `tf.while_loop` over the iterator, as the fused loop runs steps that
-fetch nothing, and stacks each step's fetched values and global step; the
-hook dispatcher then hands each step's values to the hooks in step order.
+one call of the fused loop's `steps_loop`, the loop that runs steps that
+fetch nothing, keeping each step's fetched values and global step; the hook
+dispatcher then hands each step's values to the hooks in step order.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.engine.fused_loop import GLOBAL_STEP_KEY, LOSS_KEY
+from keras_estimator._src.engine.fused_loop import GLOBAL_STEP_KEY, steps_loop
 
 
 def fetched_spec(one_step: Callable[[Any], dict[str, Any]], element_spec: Any, fetches_key: str) -> Any:
@@ -68,41 +68,23 @@ def fetching_steps(
 
     def run(iterator: Any, num_steps: tf.Tensor) -> Any:
         spec = logs_spec()
-        initial_logs = tf.nest.map_structure(lambda s: tf.zeros(s.shape, s.dtype), spec)
+
+        def record(index: tf.Tensor, outputs: dict[str, Any], records: Any) -> Any:
+            logs = dict(outputs)
+            values = logs.pop(fetches_key)
+            steps, arrays = records
+            steps = steps.write(index, tf.cast(logs[GLOBAL_STEP_KEY], tf.int64))
+            arrays = {key: arrays[key].write(index, values[key]) for key in arrays}
+            return {key: logs[key] for key in spec}, (steps, arrays)
+
         first = iterator.get_next_as_optional()
         arrays = {
-            key: tf.TensorArray(
-                value.dtype, size=0, dynamic_size=True, element_shape=value.shape
-            )
+            key: tf.TensorArray(value.dtype, size=0, dynamic_size=True, element_shape=value.shape)
             for key, value in fetched.items()
         }
         steps = tf.TensorArray(tf.int64, size=0, dynamic_size=True, element_shape=[])
-
-        def keep_going(count: Any, logs: Any, element: Any, nan: Any, *_: Any) -> tf.Tensor:
-            return tf.logical_and(
-                tf.logical_and(count < num_steps, element.has_value()), tf.logical_not(nan)
-            )
-
-        def step(
-            count: Any, logs: Any, element: Any, nan: Any, steps: Any, arrays: Any
-        ) -> Any:
-            outputs = dict(one_step(element.get_value()))
-            fetched = outputs.pop(fetches_key)
-            logs = {key: outputs[key] for key in spec}
-            arrays = {key: arrays[key].write(count, fetched[key]) for key in arrays}
-            steps = steps.write(count, tf.cast(logs[GLOBAL_STEP_KEY], tf.int64))
-            nan = tf.math.is_nan(logs[LOSS_KEY])
-            element = tf.cond(
-                tf.logical_and(count + 1 < num_steps, tf.logical_not(nan)),
-                iterator.get_next_as_optional,
-                lambda: element,
-            )
-            return count + 1, logs, element, nan, steps, arrays
-
-        count, logs, _, nan, steps, arrays = tf.while_loop(
-            keep_going,
-            step,
-            (tf.constant(0), initial_logs, first, tf.constant(False), steps, arrays),
+        count, logs, nan, (steps, arrays) = steps_loop(
+            one_step, spec, iterator, num_steps, first, record, (steps, arrays)
         )
         return count, logs, nan, steps.stack(), {key: a.stack() for key, a in arrays.items()}
 

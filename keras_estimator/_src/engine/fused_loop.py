@@ -1,10 +1,14 @@
 """The fused loop: up to N steps of a model in one compiled call.
 
-`fused_steps(one_step, logs_spec)` is the loop every training and evaluation
-call runs, on one machine (`ModelFnModel`'s train and test functions) and on
-each worker of a parameter-server cluster (`ps_training`): a `tf.while_loop`
+`steps_loop` is the one loop of several steps in a call: a `tf.while_loop`
 over an iterator whose step count is a tensor, so a new count never
-retraces.
+retraces; it reads an element only for a step that will run and ends after
+a step whose loss is NaN. Everything that runs steps in a loop builds on it:
+`fused_steps(one_step, logs_spec)`, the loop every training and evaluation
+call runs, on one machine (`ModelFnModel`'s train and test functions) and on
+each worker of a parameter-server cluster (`ps_training`);
+`fused_then_fetching`, fused steps and then one fetching step; and
+`fetching_loop.fetching_steps`, fetching steps that keep every step's values.
 """
 
 from __future__ import annotations
@@ -37,9 +41,9 @@ def fused_steps(
 
     def run(iterator: Any, num_steps: tf.Tensor) -> Any:
         first = iterator.get_next_as_optional()
-        count, logs, nan_step, watch_nan = _loop(one_step, logs_spec(), iterator, num_steps, first)
-        if watch_nan:
-            logs = dict(logs, **{NAN_STEP_KEY: nan_step})
+        count, logs, nan, _ = steps_loop(one_step, logs_spec(), iterator, num_steps, first)
+        if nan is not None:
+            logs = dict(logs, **{NAN_STEP_KEY: nan_loss_step(nan, logs)})
         return count, logs
 
     return tf.function(run, reduce_retracing=True, autograph=False)
@@ -72,11 +76,14 @@ def fused_then_fetching(
         ahead = num_steps - 1
         # No element is read for the fused steps when there are none.
         first = tf.cond(ahead > 0, iterator.get_next_as_optional, lambda: _no_element(iterator))
-        count, logs, nan_step, watch_nan = _loop(one_step, logs_spec(), iterator, ahead, first)
-        logs = dict(logs, **{NAN_STEP_KEY: nan_step}) if watch_nan else dict(logs)
-        # A NaN loss before the last step ends the run at its step: the
-        # fetching step does not run (nor does a separate fetching call).
-        due = tf.logical_and(count >= ahead, nan_step < 0)
+        count, logs, nan, _ = steps_loop(one_step, logs_spec(), iterator, ahead, first)
+        logs = dict(logs)
+        due = count >= ahead
+        if nan is not None:
+            logs[NAN_STEP_KEY] = nan_loss_step(nan, logs)
+            # A NaN loss before the last step ends the run at its step: the
+            # fetching step does not run (nor does a separate fetching call).
+            due = tf.logical_and(due, tf.logical_not(nan))
         element = tf.cond(
             due, iterator.get_next_as_optional, lambda: _no_element(iterator)
         )
@@ -101,45 +108,66 @@ def _zeros(spec: tf.TensorSpec) -> tf.Tensor:
     return tf.zeros([0 if dim is None else dim for dim in dims], spec.dtype)
 
 
-def _loop(
-    one_step: Callable[[Any], dict[str, tf.Tensor]],
+def steps_loop(
+    one_step: Callable[[Any], dict[str, Any]],
     spec: dict[str, tf.TensorSpec],
     iterator: Any,
     num_steps: tf.Tensor,
     first: Any,
-) -> tuple[tf.Tensor, Any, tf.Tensor, bool]:
-    """Up to `num_steps` steps of `one_step` from `first` (an optional element)
-    on: (steps run, last logs, NaN loss's step or -1, whether watched).
+    record: Callable[[tf.Tensor, dict[str, Any], Any], tuple[dict[str, Any], Any]] | None = None,
+    records: Any = (),
+) -> tuple[tf.Tensor, Any, tf.Tensor | None, Any]:
+    """The loop of steps, in a trace: up to `num_steps` steps of `one_step`.
 
-    Training steps (logs with the loss and the global step) are watched for
-    a NaN loss: the loop ends after the first such step, reading no further
-    element.
+    Args:
+        one_step: a step of one element, returning its outputs.
+        spec: the structure of the logs the loop returns.
+        iterator: where the elements come from.
+        num_steps: the most steps to run (a scalar int32 tensor).
+        first: the first element, an optional (empty: no step runs). The
+            next element is only read when another step will run, so no
+            batch is lost between calls.
+        record: for a loop that keeps something of every step:
+            `record(index, outputs, records)` returns the step's logs (of
+            `spec`'s structure) and `records` with this step's part added.
+            Without it the step's outputs are its logs.
+        records: what `record` starts from (TensorArrays, say).
+
+    Returns:
+        `(steps run, the last step's logs, whether that step's loss was
+        NaN, records)`. Training logs (with the loss and the global step)
+        are watched for a NaN loss: the loop ends after the first such step,
+        reading no further element. For other logs the NaN flag is None.
     """
     initial_logs = tf.nest.map_structure(lambda s: tf.zeros(s.shape, s.dtype), spec)
-    watch_nan = LOSS_KEY in initial_logs and GLOBAL_STEP_KEY in initial_logs
+    watch_nan = LOSS_KEY in spec and GLOBAL_STEP_KEY in spec
 
-    def keep_going(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> tf.Tensor:
+    def keep_going(count: tf.Tensor, logs: Any, element: Any, nan: Any, records: Any) -> tf.Tensor:
         going = tf.logical_and(count < num_steps, element.has_value())
-        return tf.logical_and(going, nan_step < 0) if watch_nan else going
+        return tf.logical_and(going, tf.logical_not(nan)) if watch_nan else going
 
-    def step(count: tf.Tensor, logs: Any, element: Any, nan_step: Any) -> Any:
+    def step(count: tf.Tensor, logs: Any, element: Any, nan: Any, records: Any) -> Any:
         logs = one_step(element.get_value())
+        if record is not None:
+            logs, records = record(count, logs, records)
         more = count + 1 < num_steps
         if watch_nan:
-            nan_step = first_nan_step(nan_step, logs)
-            more = tf.logical_and(more, nan_step < 0)
+            nan = tf.math.is_nan(logs[LOSS_KEY])
+            more = tf.logical_and(more, tf.logical_not(nan))
         element = tf.cond(more, iterator.get_next_as_optional, lambda: element)
-        return count + 1, logs, element, nan_step
+        return count + 1, logs, element, nan, records
 
-    count, logs, _, nan_step = tf.while_loop(
+    count, logs, _, nan, records = tf.while_loop(
         keep_going,
         step,
-        (tf.constant(0), initial_logs, first, tf.constant(-1, tf.int64)),
+        (tf.constant(0), initial_logs, first, tf.constant(False), records),
     )
-    return count, logs, nan_step, watch_nan
+    return count, logs, nan if watch_nan else None, records
 
 
-def first_nan_step(nan_step: tf.Tensor, logs: dict[str, tf.Tensor]) -> tf.Tensor:
-    """`nan_step`, or this step's global step if its loss is the run's first NaN."""
-    first = tf.logical_and(nan_step < 0, tf.math.is_nan(logs[LOSS_KEY]))
-    return tf.where(first, tf.cast(logs[GLOBAL_STEP_KEY], tf.int64), nan_step)
+def nan_loss_step(nan: tf.Tensor, logs: dict[str, tf.Tensor]) -> tf.Tensor:
+    """The global step of `logs`' step if `nan` (its loss was NaN), else -1.
+
+    `steps_loop` ends at a NaN loss, so its last logs are the NaN step's.
+    """
+    return tf.where(nan, tf.cast(logs[GLOBAL_STEP_KEY], tf.int64), tf.constant(-1, tf.int64))

@@ -34,7 +34,11 @@ from keras_estimator._src.engine.fused_loop import (
 from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
 from keras_estimator._src.engine.prediction_keys import PredictionKeys
 from keras_estimator._src.engine.run_plan import RunState
-from keras_estimator._src.engine.step_functions import FETCHES_KEY, StepFunctions
+from keras_estimator._src.engine.step_functions import (
+    FETCHES_KEY,
+    StepFunctions,
+    shares_one_trace,
+)
 from keras_estimator._src.engine.variable_store import VariableStore, as_tf_variable
 from keras_estimator._src.engine.whole_evaluation import WholeEvaluation
 from keras_estimator._src.tf_internals import keras_trainer
@@ -51,6 +55,9 @@ class _BuiltState:
 
     logs_specs: dict[str, Any] = dataclasses.field(default_factory=dict)
     build_graphs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # Mode -> the loop input's element spec its steps were built for, where
+    # it is not one replica's (a distributed dataset's).
+    loop_specs: dict[str, Any] = dataclasses.field(default_factory=dict)
     view: ModelFnView | None = None
     prediction_keys: PredictionKeys = dataclasses.field(default_factory=PredictionKeys)
 
@@ -241,14 +248,21 @@ class ModelFnModel(keras.Model):
         """Calls the model_fn in `mode` in the trace under way (`ModelFnTrace.call`)."""
         return self._trace.call(features, labels, mode, summary_step)
 
-    def build_mode(self, mode: str, element_spec: Any) -> None:
+    def build_mode(self, mode: str, element_spec: Any, loop_spec: Any = None) -> None:
         """Traces `mode`'s step once so its variables exist before any step.
 
-        On one device this is the trace the mode's steps run
-        (`_build_in_step`): the model_fn is called once, as tf.estimator
-        called it once per call. Under a distribution strategy a building
-        trace of its own creates the variables first, keeping every compiled
-        function free of variable creation, which replicas' traces require.
+        On one machine this is the trace the mode's steps run
+        (`_build_in_step`): the model_fn is called once per replica, as
+        tf.estimator called it once per replica per call. Across workers a
+        building trace of its own creates the variables first, keeping every
+        compiled function free of variable creation.
+
+        Args:
+            mode: the mode to build.
+            element_spec: the spec of one replica's input element.
+            loop_spec: the spec of the loop's input element (a distributed
+                dataset's: one value per replica), which the steps are
+                traced for; None: `element_spec`.
         """
         if self._built_modes.get(mode) == element_spec:
             return
@@ -264,7 +278,10 @@ class ModelFnModel(keras.Model):
         self._store.global_step()
         self._trace.adopt_variables(mode, element_spec)
         try:
-            if self._build_in_step(mode, element_spec):
+            if self._build_in_step(mode, element_spec if loop_spec is None else loop_spec):
+                self._built_modes[mode] = element_spec
+                if loop_spec is not None and loop_spec != element_spec:
+                    self._built_state.loop_specs[mode] = loop_spec
                 return
             # wrap_function traces exactly once (tf.function may trace twice
             # when variables are created) and runs nothing.
@@ -284,16 +301,20 @@ class ModelFnModel(keras.Model):
     def _build_in_step(self, mode: str, element_spec: Any) -> bool:
         """Builds `mode` in the trace its steps run, where steps share one.
 
-        On one device the step's trace, made now, creates the variables
-        itself (at once, outside the trace), so the model_fn is called once.
+        On one machine the step's trace, made now for the loop's input
+        (`element_spec`), creates the variables itself (at once, outside the
+        trace; under a strategy the first replica creates them, in the
+        strategy's scope), so each replica calls the model_fn once.
         """
+        strategy = self.distribute_strategy
         if (
-            self._store.strategy is not None
-            or tf.distribute.has_strategy()
-            or self.distribute_strategy is not tf.distribute.get_strategy()
+            self._store.strategy not in (None, strategy)
+            or (tf.distribute.has_strategy() and tf.distribute.get_strategy() is not strategy)
+            or not shares_one_trace(strategy)
         ):
-            # Under a strategy each replica traces the step, where variables
-            # cannot be created: a building trace of its own makes them first.
+            # Across workers (or parameter servers) each function traces the
+            # step itself, where variables cannot be created: a building
+            # trace of its own makes them first.
             return False
         config = self._trace.config
         model_dir = getattr(config, "model_dir", None)
@@ -316,7 +337,6 @@ class ModelFnModel(keras.Model):
         if built is None:
             return False
         self.build_graphs[mode] = self._trace.model_fn_graph
-        self._built_modes[mode] = element_spec
         structure = built if mode == ModeKeys.PREDICT else built.logs_structure
         self.logs_specs[mode] = tf.nest.map_structure(
             lambda t: tf.TensorSpec(t.shape, t.dtype), structure
@@ -438,7 +458,15 @@ class ModelFnModel(keras.Model):
         return self._built_state.prediction_keys.restore(outputs)
 
     def final_metric_values(self, element_spec: Any) -> dict[str, Any]:
-        """Each eval metric's value read after all updates (see `StepFunctions`)."""
+        """Each eval metric's value read after all updates (see `StepFunctions`).
+
+        `element_spec` is one replica's; under a strategy whose evaluation
+        step was built for the loop's input, the values are read from that
+        step's trace.
+        """
+        loop_spec = self._built_state.loop_specs.get(ModeKeys.EVAL)
+        if loop_spec is not None and self._built_modes.get(ModeKeys.EVAL) == element_spec:
+            element_spec = loop_spec
         return self._steps.final_metric_values(element_spec)
 
     def evaluate_in_one_call(

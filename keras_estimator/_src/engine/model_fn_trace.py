@@ -4,7 +4,7 @@ Every step function of every mode calls the user's model_fn through
 `ModelFnTrace.call`, inside the variable store's scope, so the model_fn's
 variables are the store's whatever trace it runs in. The call validates the
 returned `EstimatorSpec` and, in a mode's *building* trace (the first, made
-by `ModelFnModel.build_mode` before any step runs: on one device the step's
+by `ModelFnModel.build_mode` before any step runs: on one machine the step's
 own trace), records what the spec tells the loop: its hooks and the name of
 its loss.
 """

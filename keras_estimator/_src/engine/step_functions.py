@@ -95,7 +95,17 @@ class _SharedStep:
         self._num_logs = len(tf.nest.flatten(self._logs_structure, expand_composites=True))
         self._outputs = outputs
         self._positions = {id(t): i for i, t in reversed(list(enumerate(outputs)))}
-        self._feeds = self.graph.inputs[:num_inputs]
+        # Values bound when the calling function runs (a collective's
+        # instance key, under MirroredStrategy) are fed to pruned copies.
+        self._late_bound = list(
+            zip(
+                self.graph.deferred_external_captures,
+                self.graph.deferred_internal_captures,
+                strict=True,
+            )
+        )
+        late_feeds = [t for _, internal in self._late_bound for t in tf.nest.flatten(internal)]
+        self._feeds = self.graph.inputs[:num_inputs] + late_feeds
         must_run = list(self.graph.control_outputs)
         writers = {
             id(tensor)
@@ -126,6 +136,11 @@ class _SharedStep:
             return None
         return pruned
 
+    def _call_pruned(self, pruned: Any, data: Any) -> list[tf.Tensor]:
+        """The flat outputs of a pruned copy called on `data`."""
+        late_values = [tensor for closure, _ in self._late_bound for tensor in closure()]
+        return pruned(*tf.nest.flatten(data, expand_composites=True), *late_values)[0]
+
     def _logs(self, flat: list[tf.Tensor]) -> Any:
         return tf.nest.pack_sequence_as(
             self._logs_structure, flat[: self._num_logs], expand_composites=True
@@ -140,7 +155,7 @@ class _SharedStep:
         if self._fused is False:
             return None
         fused = self._fused
-        return lambda data: self._logs(fused(*tf.nest.flatten(data, expand_composites=True))[0])
+        return lambda data: self._logs(self._call_pruned(fused, data))
 
     def fetching_step(
         self, extra: dict[str, Any], summaries: bool
@@ -168,7 +183,7 @@ class _SharedStep:
         count = len(self._outputs)
 
         def pruned_step(data: Any) -> tuple[Any, dict[str, tf.Tensor]]:
-            flat = pruned(*tf.nest.flatten(data, expand_composites=True))[0]
+            flat = self._call_pruned(pruned, data)
             return self._logs(flat), dict(zip(keys, flat[count:], strict=True))
 
         return pruned_step
@@ -358,7 +373,7 @@ class StepFunctions:
             )
             return made[0]
 
-        if _is_default_strategy(strategy) and not multi_worker.is_multi_worker(strategy):
+        if shares_one_trace(strategy):
             self._prebuilders["predict"] = lambda element_spec, directory: prebuild(element_spec)
 
         def function(iterator: Any) -> Any:
@@ -624,8 +639,9 @@ class StepFunctions:
         def replicated_step(data: Any) -> dict[str, tf.Tensor]:
             # Replica steps run in threads of their own under MirroredStrategy,
             # and cross-replica updates (v1 optimizers' `merge_call`) in this
-            # one: the store must hand out its variables here too.
-            with self._trace.store.scope(allow_creation=False):
+            # one: the store must hand out its variables here too (and, in
+            # the building trace, create those, as a v1 optimizer's slots).
+            with self._trace.store.scope(allow_creation=self._trace.building):
                 outputs = strategy.run(step_fn, args=(data,))
             fetched = outputs.pop(FETCHES_KEY, None) if workers else None
             logs = tf.nest.map_structure(lambda v: _reduce(strategy, v), outputs)
@@ -641,7 +657,7 @@ class StepFunctions:
         # On one device a step is traced once for the fused loop and, in
         # training, every fetching step (`_SharedStep`, `_SharedEvaluation`);
         # elsewhere each function traces its own.
-        shares = workers is None and _is_default_strategy(strategy)
+        shares = workers is None and shares_one_trace(strategy)
         shared_steps: dict[tuple[str, tuple[str, ...] | None], Any] = {}
         first_shared: dict[str, Any] = {}
         tracing: list[Any] = [None]
@@ -909,6 +925,21 @@ def _input_used_up(run: RunState) -> bool:
         return False
     batches = run.epoch_iterators[-1].num_batches
     return bool(batches) and run.steps_run >= batches
+
+
+def shares_one_trace(strategy: tf.distribute.Strategy) -> bool:
+    """Whether a step traced once serves every compiled function under `strategy`.
+
+    So on one device, and on the replicas of one machine (`OneDeviceStrategy`,
+    `MirroredStrategy`): the step is traced once, each replica calling the
+    model_fn once in it. Across workers every function must trace its own
+    (their collectives cannot be pruned apart).
+    """
+    if multi_worker.is_multi_worker(strategy):
+        return False
+    if isinstance(strategy, (tf.distribute.OneDeviceStrategy, tf.distribute.MirroredStrategy)):
+        return True
+    return _is_default_strategy(strategy)
 
 
 def _is_default_strategy(strategy: tf.distribute.Strategy) -> bool:

@@ -34,6 +34,13 @@ _GraphKeys = tf.compat.v1.GraphKeys
 _LOCAL_COLLECTIONS = frozenset(
     {_GraphKeys.LOCAL_VARIABLES, _GraphKeys.METRIC_VARIABLES}
 )
+_VARIABLE_COLLECTIONS = (
+    _GraphKeys.GLOBAL_VARIABLES,
+    _GraphKeys.TRAINABLE_VARIABLES,
+    _GraphKeys.LOCAL_VARIABLES,
+    _GraphKeys.METRIC_VARIABLES,
+    _GraphKeys.MODEL_VARIABLES,
+)
 _VARIABLE_ARGS = (
     "trainable",
     "dtype",
@@ -291,6 +298,11 @@ class VariableStore:
                 )
             if self.create_at_once:
                 entry = self._create_now(name, kwargs)
+                if _wants_component(entry.variable):
+                    # A strategy's own creator asked (cross-replica, as in a
+                    # v1 optimizer's `merge_call`): it wraps the copies itself.
+                    self._register(trace, entry)
+                    return self._component(entry, name, 0)
             else:
                 entry = self._template(next_creator, name, kwargs)
         else:
@@ -382,9 +394,12 @@ class VariableStore:
         self._creating.active = True
         try:
             with contextlib.ExitStack() as stack:
+                stack.enter_context(_collections_kept(tf.compat.v1.get_default_graph()))
                 stack.enter_context(tf.init_scope())
                 stack.enter_context(tf.compat.v1.name_scope(None))
-                if self._strategy is not None:
+                if self._strategy is not None and (
+                    not tf.distribute.has_strategy() or tf.distribute.in_cross_replica_context()
+                ):
                     stack.enter_context(self._strategy.scope())
                 variable = tf.Variable(initial_value, name=name, **options)
         finally:
@@ -424,6 +439,25 @@ class VariableStore:
         for key in collections:
             if not any(v is variable for v in graph.get_collection(key)):
                 graph.add_to_collection(key, variable)
+
+
+@contextlib.contextmanager
+def _collections_kept(graph: Any) -> Iterator[None]:
+    """Leaves `graph`'s variable collections as they were before the enclosed creation.
+
+    A variable made in a replica's trace (MirroredStrategy's first replica)
+    comes with its per-device copies, which TensorFlow adds to that trace's
+    graph collections (`TRAINABLE_VARIABLES`) beside the mirrored variable:
+    a v1 optimizer would then train each variable twice. The store registers
+    what a trace's collections hold itself (`_register`).
+    """
+    keys = _VARIABLE_COLLECTIONS
+    before = {key: len(graph.get_collection(key)) for key in keys}
+    try:
+        yield
+    finally:
+        for key in keys:
+            del graph.get_collection_ref(key)[before[key] :]
 
 
 def as_tf_variable(value: Any) -> tf.Variable | None:

@@ -299,7 +299,7 @@ class Estimator:
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.TRAIN)
         if self.latest_checkpoint() is None:
             self._seed()
-        model.build_mode(ModeKeys.TRAIN, element_spec)
+        model.build_mode(ModeKeys.TRAIN, element_spec, getattr(dataset, "element_spec", None))
         self._sync(None, ModeKeys.TRAIN)
         start = int(self._store.global_step().numpy())
         multi_worker.check_same_step(self._strategy, start, self._model_dir)
@@ -505,7 +505,7 @@ class Estimator:
         user_hooks, user_callbacks = _hooks_and_callbacks(hooks, callbacks)
         model = self._get_model()
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.EVAL)
-        model.build_mode(ModeKeys.EVAL, element_spec)
+        model.build_mode(ModeKeys.EVAL, element_spec, getattr(dataset, "element_spec", None))
         evaluated_path = self._sync(checkpoint_path, ModeKeys.EVAL)
         multi_worker.check_same_step(
             self._strategy, int(self._store.global_step().numpy()), self._model_dir

@@ -133,3 +133,32 @@ def test_single_threaded_steps_equal_fused_steps(tmp_path_factory, optimizer, ba
     assert weights[0].keys() == weights[1].keys()
     for name in weights[0]:
         np.testing.assert_array_equal(weights[1][name], weights[0][name], err_msg=name)
+
+
+def test_a_first_fetching_step_runs_the_shared_trace_as_it_is(tmp_path, monkeypatch):
+    # train(steps=1), a cold start, compiles no function around the step it
+    # already traced: the first fetching step calls that trace on the next
+    # element; the compiled call is made when the same fetches come again.
+    compiled = []
+    step_call_init = _step_call.StepCall.__init__
+
+    def spy(self, concrete, single_threaded=None):
+        compiled.append(concrete)
+        step_call_init(self, concrete, single_threaded)
+
+    monkeypatch.setattr(_step_call.StepCall, "__init__", spy)
+    x, y = make_data(24)
+    hook = _FetchEveryStep()
+    estimator = ke.Estimator(
+        _named_loss_model_fn,
+        str(tmp_path),
+        params={"hidden": [6], "optimizer": "adam"},
+        config=ke.RunConfig(tf_random_seed=1),
+    )
+    estimator.train(input_fn(x, y, batch_size=8), steps=1, hooks=[hook])
+    assert compiled == []
+    assert len(hook.losses) == 1
+    assert estimator.get_variable_value("global_step") == 1
+    estimator.train(input_fn(x, y, batch_size=8), steps=2, hooks=[hook])
+    assert compiled
+    assert len(hook.losses) == 3

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 import tensorflow as tf
@@ -79,6 +80,26 @@ class StepCall:
                 raise
         self.single_threaded = False
         return function_calls.call_traced(self.concrete, *args)
+
+
+def call_on_one_thread(
+    function: Callable[..., Any], *args: Any, single_threaded: bool
+) -> tuple[Any, bool]:
+    """`function(*args)`, whose traced function calls run on one thread if `single_threaded`.
+
+    For code that calls traced functions itself (a step's first run,
+    before its compiled call exists). Falls back to the default executor
+    when TensorFlow refuses the single-threaded one, which it does before
+    running any op. Returns the result and whether it ran single-threaded.
+    """
+    if single_threaded:
+        try:
+            with function_calls.single_threaded_calls():
+                return function(*args), True
+        except (tf.errors.FailedPreconditionError, tf.errors.UnimplementedError) as error:
+            if _REFUSAL not in str(error):
+                raise
+    return function(*args), False
 
 
 def allows_single_thread(graph: tf.Graph) -> bool:

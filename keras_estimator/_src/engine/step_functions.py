@@ -446,8 +446,16 @@ class StepFunctions:
                 None if shared is None else self._shared_fetching(shared, plan, bool(directories))
             )
             step = fetching_step(self._trace, one_step, plan, fetching)
-            call = step_call.StepCall(
-                tf.function(step, autograph=False).get_concrete_function(iterator)
+
+            def compiled(iterator: Any, step: Any = step) -> step_call.StepCall:
+                return step_call.StepCall(
+                    tf.function(step, autograph=False).get_concrete_function(iterator)
+                )
+
+            call = (
+                compiled(iterator)
+                if fetching is None or shared is None
+                else _EagerFirst(fetching, shared.graph, compiled)
             )
             self._fetching_functions[key] = call
         try:
@@ -876,6 +884,52 @@ class StepFunctions:
             return logs
 
         return function
+
+
+class _EagerFirst:
+    """A fetching step of the shared trace: its first run eager, then compiled.
+
+    The step's first run calls the shared trace (already a function) on the
+    iterator's next element directly; the function that wraps that call with
+    the `get_next` (a trace of its own, which captures every variable the
+    step reads) is made for the second run. So `train(steps=1)`, a cold
+    start, traces nothing around the step. Either way the same traced step
+    runs on the next element, on the same executor (`step_call`): the same
+    values, summaries and updates.
+
+    Args:
+        step: the shared trace's fetching step, a function of one element.
+        graph: the shared trace's graph.
+        compile: makes the compiled fetching step (a `StepCall`) for an iterator.
+    """
+
+    def __init__(
+        self, step: Callable[[Any], Any], graph: tf.Graph, compile: Callable[[Any], Any]
+    ) -> None:
+        self._step = step
+        self._compile = compile
+        self._compiled: Any = None
+        self._ran = False
+        self._single_threaded = step_call.allows_single_thread(graph)
+
+    @property
+    def single_threaded(self) -> bool:
+        """Whether the step runs on the single-threaded executor."""
+        if self._compiled is not None:
+            return bool(self._compiled.single_threaded)
+        return self._single_threaded
+
+    def __call__(self, iterator: Any) -> Any:
+        if self._ran:
+            if self._compiled is None:
+                self._compiled = self._compile(iterator)
+            return self._compiled(iterator)
+        self._ran = True
+        element = iterator.get_next()
+        outputs, self._single_threaded = step_call.call_on_one_thread(
+            self._step, element, single_threaded=self._single_threaded
+        )
+        return outputs
 
 
 def fetch_plan_key(plan: _fetches.FetchPlan) -> tuple[Any, ...]:

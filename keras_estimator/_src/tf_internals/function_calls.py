@@ -8,7 +8,9 @@ context's `function_call_options` (its `executor_type`).
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 TOUCHES = (
@@ -53,6 +55,24 @@ def call_traced(concrete: Any, *args: Any, single_threaded: bool = False) -> Any
     eager.function_call_options = _single_threaded_options(saved)
     try:
         return call_flat(flat, concrete.captured_inputs)
+    finally:
+        eager.function_call_options = saved
+
+
+@contextlib.contextmanager
+def single_threaded_calls() -> Iterator[None]:
+    """Runs the traced functions this thread calls meanwhile on the single-threaded executor.
+
+    As `call_traced(..., single_threaded=True)` does for one call, for code
+    that calls traced functions itself.
+    """
+    from tensorflow.python.eager import context
+
+    eager = context.context()
+    saved = eager.function_call_options
+    eager.function_call_options = _single_threaded_options(saved)
+    try:
+        yield
     finally:
         eager.function_call_options = saved
 

@@ -56,7 +56,7 @@ def _serving():
     return ke.export.ServingInputReceiver({"x": x}, {"x": x})
 
 
-def _estimator(tmp_path, spec_of):
+def _model_fn(spec_of):
     def model_fn(features, labels, mode):
         w = tf.compat.v1.get_variable(
             "w", [1, 1], initializer=tf.compat.v1.constant_initializer(0.5)
@@ -68,7 +68,11 @@ def _estimator(tmp_path, spec_of):
         )
         return spec_of(mode, prediction, loss, train_op)
 
-    return ke.Estimator(model_fn, str(tmp_path / "model"))
+    return model_fn
+
+
+def _estimator(tmp_path, spec_of):
+    return ke.Estimator(_model_fn(spec_of), str(tmp_path / "model"))
 
 
 TRAINED = [0.0, 0.29315, 0.5863]
@@ -300,3 +304,24 @@ def test_keras_callbacks_see_str_prediction_keys_as_model_predict_shows_them(tmp
     model.predict(X, batch_size=4, callbacks=[theirs], verbose=0)
     assert [list(logs) for logs in ours.logs] == [list(logs) for logs in theirs.logs]
     assert [list(logs) for logs in ours.logs] == [["a", "z"]] * 2
+
+
+def test_a_model_fn_as_keras_model_predicts_int_and_str_keys(tmp_path):
+    # Model.predict of model_fn_to_keras joined the batches through tf.nest,
+    # which failed: "'<' not supported between instances of 'int' and 'str'".
+    model_fn = _model_fn(
+        lambda mode, p, loss, op: ke.EstimatorSpec(
+            mode,
+            loss=loss,
+            train_op=op,
+            predictions={"b": 2 * p, 0: p},
+            export_outputs={"serving_default": ke.export.PredictOutput({"p": p})},
+        )
+    )
+    model = ke.model_fn_to_keras(model_fn, str(tmp_path / "keras"))
+    model.fit(_input_fn(), steps_per_epoch=2, verbose=0)
+    joined = model.predict(tf.data.Dataset.from_tensor_slices({"x": X}).batch(4))
+    assert list(joined) == ["b", 0]
+    np.testing.assert_allclose(joined[0][:3, 0], TRAINED, rtol=1e-5)
+    np.testing.assert_allclose(joined["b"], 2 * joined[0])
+    assert joined[0].shape == (8, 1)

@@ -93,4 +93,8 @@ class BoundModel(ModelFnModel):
         )
         if not batches:
             return batches
+        if isinstance(batches[0], dict):
+            # Key by key, in the model_fn's order: tf.nest sorts the keys,
+            # and fails on int keys beside str keys.
+            return {key: np.concatenate([b[key] for b in batches]) for key in batches[0]}
         return tf.nest.map_structure(lambda *parts: np.concatenate(parts), *batches)

@@ -76,6 +76,21 @@ def call_traced(
     The graph's ops on `state_variables` are ordered as traced, so prune
     anything that must not run the updates (reads of final values) first.
     """
+    return call_traced_with(traced, data, state_variables, [])[0]
+
+
+def call_traced_with(
+    traced: Any,
+    data: Any,
+    state_variables: Callable[[], Iterable[tf.Variable]],
+    extra: list[Any],
+) -> tuple[Any, list[tf.Tensor]]:
+    """`call_traced`, also running `extra`: tensors and operations of the trace's graph.
+
+    They may have been added to the graph after the trace (by a hook's
+    `begin()`, as to a TF1 graph). Returns the outputs and the values of
+    `extra`'s tensors, in order.
+    """
     flat_data = tf.nest.flatten(data, expand_composites=True)
     outputs = traced.structured_outputs
     flat_outputs = tf.nest.flatten(outputs, expand_composites=True)
@@ -97,12 +112,18 @@ def call_traced(
     updates = [
         op for op in graph.get_operations() if op.type in _WRITES and _touched(op, state)
     ]
-    pruned = traced.prune(feeds=feeds, fetches=[flat_outputs, updates])
+    tensors = [t for t in extra if isinstance(t, tf.Tensor)]
+    operations = [op for op in extra if isinstance(op, tf.Operation)]
+    pruned = traced.prune(
+        feeds=feeds, fetches=[flat_outputs + tensors, updates + operations]
+    )
     # TensorFlow's closure binds itself when the calling function runs (or
     # gives the value, when called eagerly), as a list of tensors.
     late_values = [tensor for closure, _ in late_bound for tensor in closure()]
     results = pruned(*flat_data, *late_values)[0]
-    return tf.nest.pack_sequence_as(outputs, results, expand_composites=True)
+    count = len(flat_outputs)
+    packed = tf.nest.pack_sequence_as(outputs, results[:count], expand_composites=True)
+    return packed, list(results[count:])
 
 
 def _collective_tokens(graph: Any) -> set[int]:

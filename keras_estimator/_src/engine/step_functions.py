@@ -196,6 +196,9 @@ class _SharedEvaluation:
     a `tf.compat.v1.wrap_function` one, and each fused loop runs the part of
     it that computes the step's outputs and metric updates. The final
     metric values are read from the same trace (`StepFunctions.final_metric_values`).
+    A fetching step runs that part and what hooks fetch from the graph,
+    including tensors a hook's `begin()` added to it (`merge_all()`), as
+    tf.estimator's hooks built theirs in the evaluation graph.
     """
 
     directory: tuple[str, ...] | None = None
@@ -205,9 +208,27 @@ class _SharedEvaluation:
         self.graph = traced.graph
         self.logs_structure = traced.structured_outputs
         self._state = state
+        # Nothing is updated before the reads of an evaluation step.
+        self.read_before: dict[str, tf.Tensor] = {}
 
     def fused_step(self) -> Callable[[Any], Any]:
         return lambda data: _fetched_only.call_traced(self._traced, data, self._state)
+
+    def fetching_step(
+        self, extra: dict[str, Any], summaries: bool
+    ) -> Callable[[Any], tuple[Any, dict[str, tf.Tensor]]]:
+        """A function of the step's input: its logs and `extra`'s tensors
+        (`extra`'s operations run too). Evaluation writes no summaries."""
+        keys = [k for k, v in extra.items() if isinstance(v, tf.Tensor)]
+        fetched = list(extra.values())
+
+        def step(data: Any) -> tuple[Any, dict[str, tf.Tensor]]:
+            logs, values = _fetched_only.call_traced_with(
+                self._traced, data, self._state, fetched
+            )
+            return logs, dict(zip(keys, values, strict=True))
+
+        return step
 
 
 class StepFunctions:
@@ -436,11 +457,10 @@ class StepFunctions:
         call = self._fetching_functions.get(key)
         if call is None:
             directories = summary_dirs(plan.keys)
-            shared = (
-                shared_for(iterator, tuple(directories) if directories else None)
-                if kind == "train"
-                else None
-            )
+            # Evaluation fetches from its shared trace too: a hook's begin()
+            # may have built them into that graph. It writes no summaries.
+            writes = bool(directories) and kind == "train"
+            shared = shared_for(iterator, tuple(directories) if writes else None)
 
             fetching = (
                 None if shared is None else self._shared_fetching(shared, plan, bool(directories))
@@ -521,7 +541,10 @@ class StepFunctions:
         return count, logs, input_ended
 
     def _shared_fetching(
-        self, shared: _SharedStep, plan: _fetches.FetchPlan, summaries: bool
+        self,
+        shared: _SharedStep | _SharedEvaluation,
+        plan: _fetches.FetchPlan,
+        summaries: bool,
     ) -> Callable[[Any], dict[str, Any]] | None:
         """A step of `shared` returning its logs and what `plan` fetches (None: it cannot)."""
         in_graph, after = _fetches.split_for_graph(

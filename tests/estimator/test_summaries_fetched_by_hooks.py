@@ -1,0 +1,92 @@
+"""What a hook builds in begin() on the model_fn's graph, fetched in evaluate().
+
+tf.estimator 2.15 called a hook's `begin()` on the graph model_fn had just
+built, so `tf.compat.v1.summary.merge_all()` there (or any tensor made of
+the graph's variables) was part of the evaluation graph, and a hook fetching
+it in `before_run` got the model_fn's eval-mode summaries at every step.
+
+Expected values: this program (`_model_fn`, `_input_fn`, `_MergeAllHook`,
+`tf_random_seed=1`, `train(steps=4)` then `evaluate(steps=2)`) run on
+tensorflow 2.15.1 + tensorflow-estimator 2.15.0 with `tf.estimator` in
+place of `keras_estimator`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+import keras_estimator as ke
+
+
+class _MergeAllHook(tf.compat.v1.train.SessionRunHook):
+    """Fetches merge_all() and a tensor it makes of the variable `w`, every step."""
+
+    def begin(self):
+        self._summary = tf.compat.v1.summary.merge_all()
+        (w,) = [v for v in tf.compat.v1.global_variables() if v.name == "w:0"]
+        self._made = tf.reduce_sum(w) * 3.0
+        self.scalars = []
+        self.made = []
+
+    def before_run(self, run_context):
+        return tf.compat.v1.train.SessionRunArgs({"summary": self._summary, "made": self._made})
+
+    def after_run(self, run_context, run_values):
+        summary = tf.compat.v1.Summary.FromString(run_values.results["summary"])
+        self.scalars.append([(v.tag, v.simple_value) for v in summary.value])
+        self.made.append(float(run_values.results["made"]))
+
+
+def _input_fn():
+    x = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5], [-2.0, 1.0]], np.float32)
+    y = np.array([[1.0], [2.0], [0.0], [-1.0]], np.float32)
+    return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(2)
+
+
+def _model_fn(features, labels, mode):
+    w = tf.compat.v1.get_variable("w", shape=[2, 1], initializer=tf.compat.v1.ones_initializer())
+    prediction = tf.matmul(features["x"], w)
+    tf.compat.v1.summary.scalar("w_sum", tf.reduce_sum(w))
+    tf.compat.v1.summary.scalar("pred_sum", tf.reduce_sum(prediction))
+    loss = tf.reduce_mean(tf.square(prediction - labels))
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.05).minimize(
+        loss, global_step=tf.compat.v1.train.get_global_step()
+    )
+    return ke.EstimatorSpec(
+        mode, loss=loss, train_op=train_op, eval_metric_ops={"m": tf.compat.v1.metrics.mean(loss)}
+    )
+
+
+def _assert_scalars(got, expected):
+    assert [[tag for tag, _ in step] for step in got] == [
+        [tag for tag, _ in step] for step in expected
+    ]
+    np.testing.assert_allclose(
+        [[value for _, value in step] for step in got],
+        [[value for _, value in step] for step in expected],
+        rtol=1e-5,
+    )
+
+
+def test_evaluation_hook_fetches_merge_all_and_tensors_it_made_in_begin(tmp_path):
+    estimator = ke.Estimator(
+        _model_fn, model_dir=str(tmp_path), config=ke.RunConfig(tf_random_seed=1)
+    )
+    estimator.train(_input_fn, steps=4)
+    hook = _MergeAllHook()
+    results = estimator.evaluate(_input_fn, steps=2, hooks=[hook])
+    # 2.15: the variables after training and each batch's predictions; no
+    # loss summary in evaluation.
+    _assert_scalars(
+        hook.scalars,
+        [
+            [("w_sum", 1.418473), ("pred_sum", 3.840212)],
+            [("w_sum", 1.418473), ("pred_sum", -0.294028)],
+        ],
+    )
+    np.testing.assert_allclose(hook.made, [4.255421, 4.255421], rtol=1e-5)
+    # Fetching runs nothing else: the evaluation is 2.15's.
+    np.testing.assert_allclose(results["loss"], 0.3998043, rtol=1e-5)
+    np.testing.assert_allclose(results["m"], 0.3998043, rtol=1e-5)
+    assert results["global_step"] == 4

@@ -90,3 +90,44 @@ def test_evaluation_hook_fetches_merge_all_and_tensors_it_made_in_begin(tmp_path
     np.testing.assert_allclose(results["loss"], 0.3998043, rtol=1e-5)
     np.testing.assert_allclose(results["m"], 0.3998043, rtol=1e-5)
     assert results["global_step"] == 4
+
+
+def _predict_input_fn():
+    x = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5], [-2.0, 1.0]], np.float32)
+    return tf.data.Dataset.from_tensor_slices({"x": x}).batch(2)
+
+
+def _predicting_model_fn(features, labels, mode):
+    if mode == ke.ModeKeys.PREDICT:
+        w = tf.compat.v1.get_variable(
+            "w", shape=[2, 1], initializer=tf.compat.v1.ones_initializer()
+        )
+        prediction = tf.matmul(features["x"], w)
+        tf.compat.v1.summary.scalar("w_sum", tf.reduce_sum(w))
+        tf.compat.v1.summary.scalar("pred_sum", tf.reduce_sum(prediction))
+        return ke.EstimatorSpec(mode, predictions={"p": prediction})
+    return _model_fn(features, labels, mode)
+
+
+def test_prediction_hook_fetches_merge_all_and_tensors_it_made_in_begin(tmp_path):
+    estimator = ke.Estimator(
+        _predicting_model_fn, model_dir=str(tmp_path), config=ke.RunConfig(tf_random_seed=1)
+    )
+    estimator.train(_input_fn, steps=4)
+    hook = _MergeAllHook()
+    predictions = [p["p"] for p in estimator.predict(_predict_input_fn, hooks=[hook])]
+    # 2.15 ran merge_all() and the hook's tensor with each batch's predictions.
+    _assert_scalars(
+        hook.scalars,
+        [
+            [("w_sum", 1.418473), ("pred_sum", 3.840212)],
+            [("w_sum", 1.418473), ("pred_sum", -0.294028)],
+        ],
+    )
+    np.testing.assert_allclose(hook.made, [4.255421, 4.255421], rtol=1e-5)
+    # The predictions are those predict() yields without the hook.
+    plain = [p["p"] for p in estimator.predict(_predict_input_fn)]
+    np.testing.assert_array_equal(predictions, plain)
+    np.testing.assert_allclose(
+        [sum(plain[:2]), sum(plain[2:])], [[3.840212], [-0.294028]], rtol=1e-5
+    )

@@ -359,6 +359,10 @@ class StepFunctions:
         # The predictions' structure, from the branch that makes them (traced
         # first): the predicting function may be the mode's building trace.
         made: list[Any] = []
+        # The last trace of the model_fn's call; input spec key -> its trace
+        # (whose graph a hook's begin() may build on, `_predict_fetching`).
+        bodies: list[Any] = []
+        body_of: dict[str, Any] = {}
 
         def one_batch(iterator: Any) -> Any:
             element = iterator.get_next_as_optional()
@@ -374,7 +378,11 @@ class StepFunctions:
             def predict() -> Any:
                 # Only the predictions run: a train_op or assign the model_fn
                 # builds in PREDICT mode too (as one-spec model_fns do) must not.
-                outputs = _fetched_only.call(predict_batch, element.get_value(), list)
+                data = element.get_value()
+                signature = tf.nest.map_structure(tf.type_spec_from_value, data)
+                body = tf.compat.v1.wrap_function(predict_batch, signature=[signature])
+                bodies[:] = [body]
+                outputs = _fetched_only.call_traced(body, data, list)
                 optional = tf.experimental.Optional.from_value(outputs)
                 made[:] = [optional.element_spec]
                 return optional
@@ -392,6 +400,7 @@ class StepFunctions:
             traced[repr(element_spec)] = compiled.get_concrete_function(
                 tf.data.IteratorSpec(element_spec)
             )
+            body_of[repr(element_spec)] = bodies[0]
             return made[0]
 
         if shares_one_trace(strategy):
@@ -406,12 +415,63 @@ class StepFunctions:
             concrete = traced.get(key)
             if concrete is None:
                 concrete = traced[key] = compiled.get_concrete_function(iterator)
+                body_of[key] = bodies[0]
+            plan = self._model.run_state.fetches.request
+            if plan is not None and plan.keys:
+                return self._predict_fetching(iterator, plan, key, body_of[key])
             outputs = function_calls.call_traced(concrete, iterator)
             if not outputs.has_value():
                 raise StopIteration
             return outputs.get_value()
 
         return function
+
+    def _predict_fetching(
+        self, iterator: Any, plan: _fetches.FetchPlan, spec_key: str, body: Any
+    ) -> Any:
+        """One batch's predictions, also fetching what `plan` asks (run state's results).
+
+        The fetches are looked up in the graph of the predicting step's
+        model_fn call (`body`, what hooks' begin() saw), so tensors a hook
+        built there (`merge_all()`) run with the predictions, as in
+        tf.estimator 2.15's prediction graph.
+        """
+        key = ("predict", *fetch_plan_key(plan), spec_key)
+        concrete = self._fetching_functions.get(key)
+        if concrete is None:
+            in_graph, after = _fetches.split_for_graph(
+                body.graph, plan.keys, plan.variables, self._trace.store.get, {}
+            )
+            keys = [k for k, v in in_graph.items() if isinstance(v, tf.Tensor)]
+            made: list[Any] = []
+
+            def one_batch(iterator: Any) -> Any:
+                element = iterator.get_next_as_optional()
+
+                def predict() -> Any:
+                    outputs, values = _fetched_only.call_traced_with(
+                        body, element.get_value(), list, list(in_graph.values())
+                    )
+                    fetched = dict(zip(keys, values, strict=True))
+                    fetched.update(_fetches.read_after(after))
+                    optional = tf.experimental.Optional.from_value((outputs, fetched))
+                    made[:] = [optional.element_spec]
+                    return optional
+
+                return tf.cond(
+                    element.has_value(),
+                    predict,
+                    lambda: tf.experimental.Optional.empty(made[0]),
+                )
+
+            concrete = tf.function(one_batch, autograph=False).get_concrete_function(iterator)
+            self._fetching_functions[key] = concrete
+        optional = function_calls.call_traced(concrete, iterator)
+        if not optional.has_value():
+            raise StopIteration
+        outputs, fetched = optional.get_value()
+        self._model.run_state.fetches.results = _fetches.to_numpy(fetched)
+        return outputs
 
     def _run_then_fetch(
         self,

@@ -47,6 +47,8 @@ SPEC = json.loads(pathlib.Path(sys.argv[1]).read_text())
 TF_CONFIG = json.loads(os.environ["TF_CONFIG"])
 TASK = f"{TF_CONFIG['task']['type']}_{TF_CONFIG['task']['index']}"
 RESULT: dict = {"task": TASK, "pid": os.getpid()}
+# The mode of every model_fn call, in order (the result's "model_fn_calls").
+MODEL_FN_CALLS: list = []
 
 
 def _plain(value):
@@ -57,6 +59,7 @@ def _plain(value):
 
 
 def write_result() -> None:
+    RESULT["model_fn_calls"] = MODEL_FN_CALLS
     pathlib.Path(SPEC["result_path"]).write_text(json.dumps(RESULT, default=_plain))
 
 
@@ -175,6 +178,7 @@ CHIEF_HOOK = FetchEveryStep()
 
 def model_fn(features, labels, mode, params):
     """The shared MLP; with `chief_hook`, plus a training_chief_hooks entry."""
+    MODEL_FN_CALLS.append(mode)
     spec = mlp_model_fn(features, labels, mode, params)
     if mode == ke.ModeKeys.TRAIN and SPEC.get("chief_hook"):
         spec = spec._replace(training_chief_hooks=[CHIEF_HOOK])

@@ -402,3 +402,17 @@ def test_cluster_train_and_evaluate_with_an_evaluator_task(tmp_path):
     assert len(os.listdir(model_dir / "export" / "final")) == 1
     eval_events = tf.io.gfile.glob(str(model_dir / "eval" / "events.*"))
     assert eval_events and all(f".{evaluator['pid']}." in e for e in eval_events)
+    # The model_fn's calls (docs/differences.md). tf.estimator 2.15's
+    # train_and_evaluate on this cluster (MultiWorkerMirroredStrategy,
+    # reference venv) called it once per task's train(): ["train"] on the
+    # chief and on the worker. Here each worker's first train() calls it
+    # once per trace: a building trace, the fused loop and one fetching
+    # step per set of values its hooks fetch (the chief's summaries are a
+    # set the worker has not).
+    assert results["chief_0"].result["model_fn_calls"] == ["train"] * 5
+    assert results["worker_0"].result["model_fn_calls"] == ["train"] * 4
+    # 2.15's evaluator called it once per evaluation and once per export;
+    # here the first evaluation traces it once and later ones reuse the
+    # trace, and each export calls it twice.
+    exports = len(os.listdir(model_dir / "export" / "latest")) + 1
+    assert evaluator["model_fn_calls"] == ["eval"] + ["infer"] * 2 * exports

@@ -205,7 +205,13 @@ def main():
         tf_random_seed=7,
     )
     params = dict(PARAMS, finite=args.finite)
-    estimator = ke.Estimator(MODEL_FNS[args.model], args.model_dir, config, params)
+    model_fn_calls = []
+
+    def model_fn(features, labels, mode, params):
+        model_fn_calls.append(mode)
+        return MODEL_FNS[args.model](features, labels, mode, params)
+
+    estimator = ke.Estimator(model_fn, args.model_dir, config, params)
     result = {"task_type": config.task_type, "is_chief": config.is_chief}
     if config.task_type == "chief":
         result["before"] = estimator.evaluate(eval_input_fn)
@@ -236,6 +242,7 @@ def main():
         result["predicted_logits"] = [
             p["logits"].tolist() for p in estimator.predict(predict_input_fn)
         ]
+    result["model_fn_calls"] = model_fn_calls
     result["steps_run"] = counter.steps_run
     result["global_steps"] = counter.global_steps
     result["input_contexts"] = [

@@ -13,6 +13,9 @@ place of `keras_estimator`.
 
 from __future__ import annotations
 
+import glob
+import os
+
 import numpy as np
 import tensorflow as tf
 
@@ -130,4 +133,67 @@ def test_prediction_hook_fetches_merge_all_and_tensors_it_made_in_begin(tmp_path
     np.testing.assert_array_equal(predictions, plain)
     np.testing.assert_allclose(
         [sum(plain[:2]), sum(plain[2:])], [[3.840212], [-0.294028]], rtol=1e-5
+    )
+
+
+def _summary_events(model_dir):
+    written = []
+    for path in sorted(glob.glob(os.path.join(model_dir, "events.out.tfevents.*"))):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            values = [(v.tag, v.simple_value) for v in event.summary.value]
+            if values:
+                written.append((event.step, values))
+    return written
+
+
+def test_hooks_under_a_mirrored_strategy_fetch_2_15s_summaries(tmp_path):
+    """Two replicas, each fed its own batch of 2 (as 2.15's input_fn iterator).
+
+    2.15 (run with cross_device_ops=ReductionToOneDevice(): its default hangs
+    on two CPU devices) summarized the first replica's w_sum and pred_sum and
+    the loss averaged over the replicas (1.25 at step 1: replica losses 2.0
+    and 0.5); the first replica's loss (2.0) was summarized here.
+    """
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    estimator = ke.Estimator(
+        _predicting_model_fn,
+        model_dir=str(tmp_path),
+        config=ke.RunConfig(
+            tf_random_seed=1,
+            save_summary_steps=2,
+            train_distribute=strategy,
+            eval_distribute=strategy,
+        ),
+    )
+    hook = _MergeAllHook()
+    estimator.train(_input_fn, steps=4, hooks=[hook])
+    steps = [
+        [("w_sum", 2.0), ("pred_sum", 5.0), ("loss", 1.25)],
+        [("w_sum", 1.825), ("pred_sum", 4.6375), ("loss", 0.942774)],
+        [("w_sum", 1.677812), ("pred_sum", 4.346406), ("loss", 0.716901)],
+        [("w_sum", 1.553098), ("pred_sum", 4.108588), ("loss", 0.549429)],
+    ]
+    _assert_scalars(hook.scalars, steps)
+    np.testing.assert_allclose(hook.made, [6.0, 5.475, 5.033437, 4.659293], rtol=1e-5)
+    events = _summary_events(str(tmp_path))
+    assert [step for step, _ in events] == [1, 3]
+    _assert_scalars([values for _, values in events], [steps[0], steps[2]])
+
+    hook = _MergeAllHook()
+    results = estimator.evaluate(_input_fn, steps=2, hooks=[hook])
+    _assert_scalars(hook.scalars, [[("w_sum", 1.446836), ("pred_sum", 3.911569)]] * 2)
+    np.testing.assert_allclose(hook.made, [4.340507, 4.340507], rtol=1e-5)
+    np.testing.assert_allclose(results["loss"], 0.4247014, rtol=1e-5)
+
+    hook = _MergeAllHook()
+    predictions = [p["p"][0] for p in estimator.predict(_predict_input_fn, hooks=[hook])]
+    _assert_scalars(
+        hook.scalars,
+        [
+            [("w_sum", 1.446836), ("pred_sum", 3.911569)],
+            [("w_sum", 1.446836), ("pred_sum", -0.29448)],
+        ],
+    )
+    np.testing.assert_allclose(
+        predictions, [2.0720932, 1.8394754, 0.7234178, -1.0178976], rtol=1e-5
     )

@@ -182,13 +182,15 @@ def collect_loss(loss: Any) -> None:
     (the model_fn's own). So a hook's `merge_all()` holds it, and the
     summary hook writes it (once) with the model_fn's other summaries. Its
     tag is its op's name, as TF1 made it unique: `loss_1` when the model_fn
-    named a tensor `loss`. Replicas tracing into one graph add it once.
+    named a tensor `loss`. Replicas tracing into one graph add it once, of
+    the loss averaged over them (see `_over_replicas`).
 
     The op is stateless: steps that do not fetch it leave it out, so it
     costs nothing outside the steps that write summaries.
     """
     if loss is None or tf.executing_eagerly():
         return
+    loss = _over_replicas(loss)
     graph = tf.compat.v1.get_default_graph()
     if graph.get_collection(_LOSS_COLLECTION):
         return
@@ -202,6 +204,29 @@ def collect_loss(loss: Any) -> None:
     with v1_summaries.as_protos():
         summary = tf.compat.v1.summary.scalar("loss", loss)
     graph.add_to_collection(_LOSS_COLLECTION, summary)
+
+
+def _over_replicas(loss: Any) -> Any:
+    """The loss averaged over the replicas of a `MirroredStrategy`, else `loss`.
+
+    tf.estimator 2.15 summarized the loss its distributed training reported:
+    the replicas' losses reduced (averaged, for the v1 optimizers that scale
+    each replica's loss), not the first replica's. Every replica calls this
+    (a `merge_call` waits for all of them); the reduction is stateless, so
+    steps that do not fetch the summary leave it out too.
+    """
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        return loss
+    if not isinstance(tf.distribute.get_strategy(), tf.distribute.MirroredStrategy):
+        return loss
+    if loss.shape.rank != 0:
+        loss = tf.reshape(loss, [])
+
+    def mean(strategy: Any, value: Any) -> Any:
+        return strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None)
+
+    return context.merge_call(mean, args=(loss,))
 
 
 def write_collected() -> None:

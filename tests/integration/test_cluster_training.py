@@ -407,8 +407,8 @@ def test_cluster_train_and_evaluate_with_an_evaluator_task(tmp_path):
     # reference venv) called it once per task's train(): ["train"] on the
     # chief and on the worker. Here each worker's first train() calls it
     # once per trace: a building trace, the fused loop and one fetching
-    # step per set of values its hooks fetch (the chief's summaries are a
-    # set the worker has not).
+    # step per set of values its hooks fetch (the summary steps add some,
+    # more on the chief, which writes the summaries).
     assert results["chief_0"].result["model_fn_calls"] == ["train"] * 5
     assert results["worker_0"].result["model_fn_calls"] == ["train"] * 4
     # 2.15's evaluator called it once per evaluation and once per export;

@@ -138,7 +138,8 @@ def test_two_workers_train_like_one_process_write_only_on_the_chief_and_resume(
     chief, worker = _run(tmp_path, "second", resumed)
     # The model_fn's calls (docs/differences.md): train() once per trace, a
     # building trace, the fused loop and a fetching step per set of values
-    # its hooks fetch (the chief's summaries are a set the worker has not);
+    # its hooks fetch (the summary steps add some, more on the chief, which
+    # writes the summaries);
     # predict() twice, a building trace and the predicting step's.
     # tf.estimator 2.15 refused train() under MultiWorkerMirroredStrategy
     # ("Only `STANDALONE_CLIENT` mode is supported"); under

@@ -197,3 +197,42 @@ def test_hooks_under_a_mirrored_strategy_fetch_2_15s_summaries(tmp_path):
     np.testing.assert_allclose(
         predictions, [2.0720932, 1.8394754, 0.7234178, -1.0178976], rtol=1e-5
     )
+
+
+def test_loss_summary_sums_replicas_when_no_v1_optimizer_scaled_the_loss(tmp_path):
+    # 2.15 summed the replicas' losses unless a v1 optimizer had divided
+    # each by the replica count (then averaged them, as above): a train_op
+    # of its own gave loss 2.5 at step 1 (replica losses 2.0 and 0.5), 1.605625 at step 2.
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable(
+            "w", shape=[2, 1], initializer=tf.compat.v1.ones_initializer()
+        )
+        loss = tf.reduce_mean(tf.square(tf.matmul(features["x"], w) - labels))
+        (gradient,) = tf.gradients(loss, [w])
+        train_op = tf.group(
+            w.assign_sub(0.05 * gradient),
+            tf.compat.v1.assign_add(tf.compat.v1.train.get_global_step(), 1),
+        )
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    class Merged(tf.compat.v1.train.SessionRunHook):
+        def begin(self):
+            self._summary = tf.compat.v1.summary.merge_all()
+            self.scalars = []
+
+        def before_run(self, run_context):
+            return tf.compat.v1.train.SessionRunArgs(self._summary)
+
+        def after_run(self, run_context, run_values):
+            summary = tf.compat.v1.Summary.FromString(run_values.results)
+            self.scalars.append([(v.tag, v.simple_value) for v in summary.value])
+
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    estimator = ke.Estimator(
+        model_fn,
+        model_dir=str(tmp_path),
+        config=ke.RunConfig(tf_random_seed=1, train_distribute=strategy),
+    )
+    hook = Merged()
+    estimator.train(_input_fn, steps=2, hooks=[hook])
+    _assert_scalars(hook.scalars, [[("loss", 2.5)], [("loss", 1.605625)]])

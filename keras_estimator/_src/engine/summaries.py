@@ -38,7 +38,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.engine.fetches import SUMMARY_PREFIX
-from keras_estimator._src.tf_internals import summary_writers, v1_summaries
+from keras_estimator._src.tf_internals import distribute, summary_writers, v1_summaries
 
 logger = logging.getLogger("keras_estimator")
 
@@ -183,7 +183,7 @@ def collect_loss(loss: Any) -> None:
     summary hook writes it (once) with the model_fn's other summaries. Its
     tag is its op's name, as TF1 made it unique: `loss_1` when the model_fn
     named a tensor `loss`. Replicas tracing into one graph add it once, of
-    the loss averaged over them (see `_over_replicas`).
+    the loss reduced over them (see `_over_replicas`).
 
     The op is stateless: steps that do not fetch it leave it out, so it
     costs nothing outside the steps that write summaries.
@@ -207,13 +207,14 @@ def collect_loss(loss: Any) -> None:
 
 
 def _over_replicas(loss: Any) -> Any:
-    """The loss averaged over the replicas of a `MirroredStrategy`, else `loss`.
+    """The loss reduced over the replicas of a `MirroredStrategy`, else `loss`.
 
     tf.estimator 2.15 summarized the loss its distributed training reported:
-    the replicas' losses reduced (averaged, for the v1 optimizers that scale
-    each replica's loss), not the first replica's. Every replica calls this
-    (a `merge_call` waits for all of them); the reduction is stateless, so
-    steps that do not fetch the summary leave it out too.
+    the replicas' losses reduced, not the first replica's: by the loss
+    reduction (a mean) when a v1 optimizer scaled each replica's loss, else
+    summed. Every replica calls this (a `merge_call` waits for all of them);
+    the reduction is stateless, so steps that do not fetch the summary leave
+    it out too.
     """
     context = tf.distribute.get_replica_context()
     if context is None or context.num_replicas_in_sync == 1:
@@ -222,11 +223,14 @@ def _over_replicas(loss: Any) -> Any:
         return loss
     if loss.shape.rank != 0:
         loss = tf.reshape(loss, [])
+    reduction = tf.distribute.ReduceOp.SUM
+    if distribute.loss_scaled_by_optimizer(tf.compat.v1.get_default_graph()):
+        reduction = tf.compat.v1.distribute.get_loss_reduction()
 
-    def mean(strategy: Any, value: Any) -> Any:
-        return strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None)
+    def reduce(strategy: Any, value: Any) -> Any:
+        return strategy.reduce(reduction, value, axis=None)
 
-    return context.merge_call(mean, args=(loss,))
+    return context.merge_call(reduce, args=(loss,))
 
 
 def write_collected() -> None:

@@ -3,6 +3,7 @@
 Checked on TensorFlow 2.21.
 
 Private symbols touched: `StrategyBase._scale_loss_for_estimator_enabled`,
+a graph's `_is_loss_scaled_by_optimizer`,
 the eager context's `_context_handle`, `coordination_service` and
 `configure_coordination_service`, the `coordination_config_pb2` protos
 (`CoordinatedJob`, `CoordinationServiceConfig.cluster_register_with_barrier`)
@@ -17,6 +18,7 @@ from typing import Any
 TOUCHES = (
     "tensorflow.python.distribute.distribute_lib"
     ":StrategyBase._scale_loss_for_estimator_enabled",
+    "tensorflow.python.framework.ops:Graph()._is_loss_scaled_by_optimizer",
     "tensorflow.python.eager.context:context",
     "tensorflow.python.eager.context:Context()._context_handle",
     "tensorflow.python.eager.context:Context.coordination_service",
@@ -39,6 +41,17 @@ def estimator_loss_scaling(strategy: Any) -> Any:
     """
     enable = getattr(strategy, "_scale_loss_for_estimator_enabled", None)
     return enable() if enable is not None else contextlib.nullcontext()
+
+
+def loss_scaled_by_optimizer(graph: Any) -> bool:
+    """Whether a v1 optimizer divided a loss of `graph` by the replica count.
+
+    Checked on TensorFlow 2.21. A v1 optimizer's `compute_gradients` marks
+    the graph so when it scales the loss (`estimator_loss_scaling`);
+    tf.estimator 2.15 then reported its distributed loss reduced by the
+    loss reduction (a mean over replicas), and summed it otherwise.
+    """
+    return bool(getattr(graph, "_is_loss_scaled_by_optimizer", False))
 
 
 # ---- multi-worker clusters -----------------------------------------------------

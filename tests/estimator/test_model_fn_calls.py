@@ -266,3 +266,36 @@ def test_summaries_in_control_flow_keep_a_trace_per_function(tmp_path):
         if value.tag.endswith("positive_loss")
     )
     assert steps == [1, 4, 7]
+
+
+def test_each_export_calls_the_model_fn_once(tmp_path):
+    """tf.estimator 2.15's export_saved_model called the model_fn once (a
+    model_fn appending its mode to a file wrote 'infer' once, in the
+    reference venv); so does each export here, the serving graph's one
+    trace, whose variables get the checkpoint's values after it is built:
+    the SavedModel serves the trained model's predictions."""
+    log = tmp_path / "model_fn_calls.txt"
+
+    def model_fn(features, labels, mode, params):
+        with open(log, "a") as handle:
+            handle.write(f"{mode}\n")
+        return mlp_model_fn(features, labels, mode, params)
+
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path / "model"), params={"hidden": [8]})
+    est.train(input_fn(X, Y), steps=5)
+    log.write_text("")
+
+    def receiver_fn():
+        x = tf.compat.v1.placeholder(tf.float32, [None, X.shape[1]], name="x")
+        return ke.export.ServingInputReceiver({"x": x}, {"x": x})
+
+    export_dir = est.export_saved_model(str(tmp_path / "export"), receiver_fn)
+    assert log.read_text().split() == ["infer"]
+    est.experimental_export_all_saved_models(
+        str(tmp_path / "export_all"), {ke.ModeKeys.PREDICT: receiver_fn}
+    )
+    assert log.read_text().split() == ["infer"] * 2
+    served = tf.saved_model.load(export_dir.decode()).signatures["serving_default"]
+    logits = served(x=tf.constant(X))["logits"].numpy()
+    expected = np.stack([p["logits"] for p in est.predict(_predict_input_fn)])
+    np.testing.assert_allclose(logits, expected, rtol=1e-6, atol=1e-6)

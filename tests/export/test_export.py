@@ -659,3 +659,44 @@ def test_export_leaves_tensorflow_nothing_to_rename(trained, tmp_path, caplog):
     np.testing.assert_allclose(
         served["logits"], predictions(trained)["logits"], rtol=1e-5, atol=1e-5
     )
+
+
+def test_a_seeded_random_op_of_the_serving_graph_draws_what_tf215_drew(tmp_path):
+    """With RunConfig.tf_random_seed, a random op the model_fn makes after a
+    randomly initialised variable takes the seed 2.15's serving graph gave it,
+    which counted the initializer's random op before it: the SavedModel's
+    first draw is 2.15's 0.7780691 (reference venv; the export traced the
+    model_fn twice, the second time on existing variables, and drew
+    0.1273640)."""
+
+    def noisy_model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable(
+            "w", [2, 1], initializer=tf.compat.v1.glorot_uniform_initializer()
+        )
+        y = tf.matmul(features["x"], w)
+        noise = tf.random.uniform([1])
+        predictions = {"y": y, "noise": noise + 0 * y}
+        if mode == ke.ModeKeys.PREDICT:
+            return ke.EstimatorSpec(mode, predictions=predictions)
+        loss = tf.reduce_mean(tf.square(y - labels))
+        step = tf.compat.v1.train.get_global_step()
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, step)
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    ones = np.ones((4, 2), np.float32)
+    est = ke.Estimator(
+        noisy_model_fn, model_dir=str(tmp_path / "model"), config=ke.RunConfig(tf_random_seed=3)
+    )
+    est.train(
+        lambda: tf.data.Dataset.from_tensor_slices(({"x": ones}, ones[:, :1])).batch(2), steps=2
+    )
+
+    def receiver_fn():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 2], name="x")
+        return export.ServingInputReceiver({"x": x}, {"x": x})
+
+    export_dir = est.export_saved_model(str(tmp_path / "export"), receiver_fn)
+    served = tf.saved_model.load(export_dir).signatures[SERVING](x=tf.constant(ones[:1]))
+    # 2.15's values: the draw, and y of the trained weights (restored).
+    np.testing.assert_allclose(served["noise"].numpy().ravel(), [0.7780691], rtol=1e-6)
+    np.testing.assert_allclose(served["y"].numpy().ravel(), [0.5809988], rtol=1e-6)

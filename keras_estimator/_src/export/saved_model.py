@@ -5,9 +5,10 @@
 1. calls the serving_input_receiver_fn and the model_fn (PREDICT mode)
    together in one `tf.compat.v1.wrap_function` graph, where the receiver's
    placeholders are legal. The trace uses a variable store of its own, so
-   the Estimator's live variables are never touched: a first trace creates
-   the variables the serving graph needs, the checkpoint is restored into
-   them by TF1 name, and a second trace builds the graph on them;
+   the Estimator's live variables are never touched. The model_fn is called
+   once, as tf.estimator called it once per export: the store creates each
+   variable where the model_fn asks for it, outside the trace, and the
+   checkpoint is restored into them by TF1 name once the graph is built;
 2. asks each `ExportOutput` for its TF1 `SignatureDef` (input keys, output
    keys, method name), for the receiver and each receiver alternative, and
    leaves out (with a log line) those it cannot serve, as tf.estimator did;
@@ -225,11 +226,15 @@ def build_serving_model(
     """Traces the serving graph on a fresh store restored from the checkpoint."""
     store = VariableStore()
     store.global_step()
-    # The first trace only creates variables (as stand-ins, made real by
-    # materialize); the second uses them, so the saved functions capture
-    # variables that outlive the trace.
-    _trace(trace, receiver_fn, store, allow_creation=True)
-    store.materialize()
+    # One trace: the store creates each variable at once, outside the trace
+    # (under tf.init_scope), so the saved functions capture variables that
+    # outlive it; the checkpoint's values are restored into them afterwards.
+    store.create_at_once = True
+    try:
+        with resource_tracking.tracking_resources() as resources:
+            wrapped, traced = _trace(trace, receiver_fn, store)
+    finally:
+        store.create_at_once = False
     logger.info("Restoring parameters from %s", checkpoint_path)
     try:
         _checkpoint.restore(store.saveable(), checkpoint_path)
@@ -238,8 +243,6 @@ def build_serving_model(
             f"Could not load the serving graph's variables from {checkpoint_path}: "
             f"{error}"
         ) from None
-    with resource_tracking.tracking_resources() as resources:
-        wrapped, traced = _trace(trace, receiver_fn, store, allow_creation=False)
     module = tf.Module()
     module.model_variables = _graph_variables(traced.graph)
     # Lookup tables (vocabulary columns, label vocabularies) live outside the
@@ -259,7 +262,6 @@ def _trace(
     model_fn_trace: ModelFnTrace,
     receiver_fn: Callable[[], Any],
     store: VariableStore,
-    allow_creation: bool,
 ) -> tuple[Any, _Trace]:
     trace = _Trace()
 
@@ -277,7 +279,7 @@ def _trace(
             getattr(receiver, "labels", None),
             ModeKeys.PREDICT,
             store,
-            allow_creation=allow_creation,
+            allow_creation=True,
         )
         if spec.mode not in _EXPORTABLE_MODES:
             # 2.15 ran such a spec, but could not export it.
@@ -290,8 +292,6 @@ def _trace(
             spec.export_outputs, spec.predictions
         )
         trace.graph = tf.compat.v1.get_default_graph()
-        if allow_creation:
-            return []  # A building trace: its graph is not saved.
         trace.signature_defs = _export_signatures.signature_defs(
             receiver.receiver_tensors,
             export_outputs,

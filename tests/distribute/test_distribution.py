@@ -278,3 +278,35 @@ def test_v1_metrics_made_in_training_too_evaluate_under_mirrored_as_on_one_devic
     assert ours["global_step"] == single["global_step"] == 6
     assert ours["accuracy"] == pytest.approx(single["accuracy"])
     assert ours["mean_loss"] == pytest.approx(single["mean_loss"], rel=1e-5)
+
+
+@pytest.mark.parametrize("elements", [3, 5])
+def test_batches_of_static_size_train_as_batches_of_unknown_size(elements):
+    """An input whose batches have a static size, running out for one replica.
+
+    Under two replicas the last step of an input of an odd number of elements
+    gives one replica an empty batch. Batches made by `from_tensors` have a
+    static size (2), those of `batch(2)` an unknown one; the same elements
+    must train to the same weights either way (the static size crashed
+    the step with "Incompatible shapes: [2,1] vs. [0,2]").
+    """
+    params = {"hidden": [4], "optimizer": "adam", "learning_rate": 0.05}
+    x, y = X[:2], Y[:2]
+
+    def static_input_fn():
+        return tf.data.Dataset.from_tensors(({"x": x}, y)).repeat(elements)
+
+    def unknown_input_fn():
+        data = tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(2)
+        return data.repeat(elements)
+
+    results = []
+    for input_fn in (static_input_fn, unknown_input_fn):
+        assert (input_fn().element_spec[1].shape[0] == 2) == (input_fn is static_input_fn)
+        est = _estimator(MIRRORED, params)
+        est.train(input_fn, steps=(elements + 1) // 2)
+        results.append({n: est.get_variable_value(n) for n in est.get_variable_names()})
+    assert int(results[0]["global_step"]) == (elements + 1) // 2
+    assert results[0].keys() == results[1].keys()
+    for name in results[0]:
+        np.testing.assert_array_equal(results[0][name], results[1][name], err_msg=name)

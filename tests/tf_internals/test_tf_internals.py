@@ -112,6 +112,13 @@ def _make_tensor_dataset(tmp_path: Path) -> Any:
     return tf.data.Dataset.from_tensors([1.0, 2.0])
 
 
+def _make_per_replica_spec(tmp_path: Path) -> Any:
+    import tensorflow as tf
+    from tensorflow.python.distribute import values
+
+    return values.PerReplicaSpec(tf.TensorSpec([2, 3]), tf.TensorSpec([2, 3]))
+
+
 _INSTANCES: dict[str, Callable[[Path], Any]] = {
     "tensorflow.python.framework.ops:Graph": _make_graph,
     "tensorflow.python.framework.func_graph:FuncGraph": _make_func_graph,
@@ -133,6 +140,7 @@ _INSTANCES: dict[str, Callable[[Path], Any]] = {
         _make_tensor_slice_dataset
     ),
     "tensorflow.python.data.ops.from_tensors_op:_TensorDataset": _make_tensor_dataset,
+    "tensorflow.python.distribute.values:PerReplicaSpec": _make_per_replica_spec,
 }
 
 

@@ -27,7 +27,12 @@ from keras_estimator._src.engine.fused_loop import NAN_STEP_KEY
 from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
 from keras_estimator._src.engine.run_plan import RunState
 from keras_estimator._src.engine.summaries import summary_dirs
-from keras_estimator._src.tf_internals import function_calls, ordered_traces, pruning
+from keras_estimator._src.tf_internals import (
+    distribute,
+    function_calls,
+    ordered_traces,
+    pruning,
+)
 
 if TYPE_CHECKING:
     from keras_estimator._src.engine.model_fn_model import ModelFnModel
@@ -649,7 +654,9 @@ class StepFunctions:
                 outputs.extend(extras)
                 return logs, extras
 
-            wrapped = ordered_traces.trace_ordered(step, [element_spec], "train_step")
+            wrapped = ordered_traces.trace_ordered(
+                step, [distribute.as_read_in_a_loop(element_spec)], "train_step"
+            )
         shared = _SharedStep(
             wrapped,
             outputs,
@@ -678,7 +685,9 @@ class StepFunctions:
                         values[name] = tf.nest.map_structure(tf.convert_to_tensor, metric[0])
                 return logs
 
-            traced = tf.compat.v1.wrap_function(step, signature=[element_spec])
+            traced = tf.compat.v1.wrap_function(
+                step, signature=[distribute.as_read_in_a_loop(element_spec)]
+            )
         key = repr(element_spec)
         if key not in self._value_functions:
             # Pruned before the steps order the graph's metric updates ahead

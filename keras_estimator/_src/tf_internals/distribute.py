@@ -7,7 +7,8 @@ a graph's `_is_loss_scaled_by_optimizer`,
 the eager context's `_context_handle`, `coordination_service` and
 `configure_coordination_service`, the `coordination_config_pb2` protos
 (`CoordinatedJob`, `CoordinationServiceConfig.cluster_register_with_barrier`)
-and `input_ops.auto_shard_dataset`.
+`input_ops.auto_shard_dataset`, and `values.PerReplicaSpec` with its
+`_value_specs`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ TOUCHES = (
     "tensorflow.compiler.xla.tsl.protobuf.coordination_config_pb2"
     ":CoordinationServiceConfig.DESCRIPTOR.fields_by_name.cluster_register_with_barrier",
     "tensorflow.python.distribute.input_ops:auto_shard_dataset",
+    "tensorflow.python.distribute.values:PerReplicaSpec",
+    "tensorflow.python.distribute.values:PerReplicaSpec()._value_specs",
 )
 
 
@@ -120,3 +123,29 @@ def auto_shard_dataset(
     from tensorflow.python.distribute import input_ops
 
     return input_ops.auto_shard_dataset(dataset, num_shards, index, num_replicas_in_sync)
+
+
+def as_read_in_a_loop(element_spec: Any) -> Any:
+    """`element_spec` of a distributed input, as a compiled loop reads its elements.
+
+    Checked on TensorFlow 2.21. Inside a function, a distributed iterator of
+    several replicas gives a replica whose input has run out an empty batch
+    (batch size 0) beside the others' last ones, so what it yields there has
+    an unknown batch size, whatever the dataset's spec says. A step traced
+    for the loop must be traced for that: every per-replica tensor's first
+    dimension becomes unknown.
+    """
+    import tensorflow as tf
+    from tensorflow.python.distribute import values
+
+    def relax(spec: Any) -> Any:
+        if isinstance(spec, tf.TensorSpec) and spec.shape.rank:
+            return tf.TensorSpec([None, *spec.shape[1:]], spec.dtype, spec.name)
+        return spec
+
+    def per_replica(spec: Any) -> Any:
+        if isinstance(spec, values.PerReplicaSpec):
+            return values.PerReplicaSpec(*(relax(s) for s in spec._value_specs))
+        return spec
+
+    return tf.nest.map_structure(per_replica, element_spec)

@@ -28,7 +28,12 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.engine import v1_adam
-from keras_estimator._src.tf_internals import graph_seeds, keras_naming, variable_scopes
+from keras_estimator._src.tf_internals import (
+    graph_seeds,
+    keras_naming,
+    variable_ops,
+    variable_scopes,
+)
 
 _GraphKeys = tf.compat.v1.GraphKeys
 _LOCAL_COLLECTIONS = frozenset(
@@ -338,6 +343,7 @@ class VariableStore:
                 )
         finally:
             self._creating.active = False
+        variable_ops.name_ops_as_in_graphs(stand_in)
         entry = _Entry(
             stand_in,
             seeded or initial_value,
@@ -404,6 +410,7 @@ class VariableStore:
                 variable = tf.Variable(initial_value, name=name, **options)
         finally:
             self._creating.active = False
+        variable_ops.name_ops_as_in_graphs(variable)
         if not isinstance(variable, tf.Variable):
             # A ParameterServerStrategy with a variable_partitioner splits
             # variables into shards; TF1 checkpoints and v1 code want them whole.

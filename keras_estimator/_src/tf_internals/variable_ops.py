@@ -1,0 +1,71 @@
+"""`variable.op` of the Estimator's variables, as TF1 graph code reads it.
+
+Checked on TensorFlow 2.21. TF1 programs name things after their variables'
+ops: `tf.compat.v1.summary.histogram(v.op.name, v)` in a model_fn,
+`{v.op.name: v for v in tf.compat.v1.global_variables()}` in a hook's
+`begin()`. In tf.estimator 2.15 every variable lived in the Estimator's graph,
+and its `op` was its `VarHandleOp`, named as the variable without ":0". The
+Estimator's variables are made eagerly, outside the traces that use them, and
+an eager variable's `op` raises AttributeError ("Tensor.op is undefined when
+eager execution is enabled").
+
+`name_ops_as_in_graphs(variable)` gives such a variable (and each per-device
+copy of a distributed one) the class `GraphNamedVariable`: a ResourceVariable
+that adds one thing, an `op` which, while its handle is eager, describes the
+op the variable stood for in a 2.15 graph (`VariableOp`: its `name`, `type`
+"VarHandleOp", the `graph` asked from, no `traceback`). A variable whose
+handle is a graph tensor answers with that tensor's op, as before. Only the
+class of the store's own plain ResourceVariables changes; it adds no state.
+
+Private symbols touched: `resource_variable_ops.ResourceVariable` (the class
+subclassed and replaced on instances) and `ops.EagerTensor`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, NamedTuple
+
+TOUCHES = (
+    "tensorflow.python.ops.resource_variable_ops:ResourceVariable.op",
+    "tensorflow.python.framework.ops:EagerTensor",
+)
+
+
+class VariableOp(NamedTuple):
+    """What a 2.15 graph variable's `op` said of itself that programs read."""
+
+    name: str
+    graph: Any
+    traceback: Any = None
+    type: str = "VarHandleOp"
+
+
+@functools.cache
+def graph_named_variable_class() -> type:
+    """`GraphNamedVariable`, made on first use (TensorFlow is imported lazily)."""
+    from tensorflow.python.framework import ops
+    from tensorflow.python.ops import resource_variable_ops
+
+    class GraphNamedVariable(resource_variable_ops.ResourceVariable):
+        """A ResourceVariable whose `op` has a name also while its handle is eager."""
+
+        @property
+        def op(self) -> Any:
+            if not isinstance(self.handle, ops.EagerTensor):
+                return super().op
+            name = self.name[:-2] if self.name.endswith(":0") else self.name
+            return VariableOp(name=name, graph=ops.get_default_graph())
+
+    GraphNamedVariable.__module__ = __name__
+    return GraphNamedVariable
+
+
+def name_ops_as_in_graphs(variable: Any) -> None:
+    """Gives `variable` (or its per-device copies) `GraphNamedVariable`'s `op`."""
+    from tensorflow.python.ops import resource_variable_ops
+
+    named = graph_named_variable_class()
+    for each in getattr(variable, "values", None) or (variable,):
+        if type(each) is resource_variable_ops.ResourceVariable:
+            each.__class__ = named

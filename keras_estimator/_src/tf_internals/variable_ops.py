@@ -17,6 +17,12 @@ op the variable stood for in a 2.15 graph (`VariableOp`: its `name`, `type`
 handle is a graph tensor answers with that tensor's op, as before. Only the
 class of the store's own plain ResourceVariables changes; it adds no state.
 
+TensorFlow itself tells an eager variable from an unread one by
+`hasattr(variable, "op")` (a FuncGraph's `control_dependencies`, reached by
+`tf.group(train_op, assign_add(global_step, 1))`), and Keras and this
+package may too: asked from their own modules, `op` raises AttributeError
+as an eager variable's does, so their code runs as before.
+
 Private symbols touched: `resource_variable_ops.ResourceVariable` (the class
 subclassed and replaced on instances) and `ops.EagerTensor`.
 """
@@ -24,7 +30,13 @@ subclassed and replaced on instances) and `ops.EagerTensor`.
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any, NamedTuple
+
+# Modules whose code sees an eager variable's `op` as before (AttributeError).
+_LIBRARY_PREFIXES = ("tensorflow.", "keras.", "keras_estimator.", "tf_keras.")
+# Where distributed variables forward `op` to their per-device copies.
+_DISTRIBUTED_VALUES = ("tensorflow.python.distribute.values", "tensorflow.python.distribute.ps_values")
 
 TOUCHES = (
     "tensorflow.python.ops.resource_variable_ops:ResourceVariable.op",
@@ -54,11 +66,28 @@ def graph_named_variable_class() -> type:
         def op(self) -> Any:
             if not isinstance(self.handle, ops.EagerTensor):
                 return super().op
+            if _asked_by_a_library():
+                return super().op  # raises, as for any eager variable
             name = self.name[:-2] if self.name.endswith(":0") else self.name
             return VariableOp(name=name, graph=ops.get_default_graph())
 
     GraphNamedVariable.__module__ = __name__
     return GraphNamedVariable
+
+
+def _asked_by_a_library() -> bool:
+    """Whether `op` is asked by library code, not by a program's.
+
+    A distributed variable's own `op` (in tf.distribute) asks its copies on
+    the program's behalf: the caller that counts is the one that asked it.
+    """
+    frame: Any = sys._getframe(2)  # the caller of the `op` property
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if not module.startswith(_DISTRIBUTED_VALUES):
+            return module.startswith(_LIBRARY_PREFIXES)
+        frame = frame.f_back
+    return False
 
 
 def name_ops_as_in_graphs(variable: Any) -> None:

@@ -14,8 +14,10 @@ place of `keras_estimator`.
 from __future__ import annotations
 
 import glob
+import logging
 import os
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -199,7 +201,7 @@ def test_hooks_under_a_mirrored_strategy_fetch_2_15s_summaries(tmp_path):
     )
 
 
-def test_loss_summary_sums_replicas_when_no_v1_optimizer_scaled_the_loss(tmp_path):
+def test_loss_summary_sums_replicas_when_no_v1_optimizer_scaled_the_loss(tmp_path, caplog):
     # 2.15 summed the replicas' losses unless a v1 optimizer had divided
     # each by the replica count (then averaged them, as above): a train_op
     # of its own gave loss 2.5 at step 1 (replica losses 2.0 and 0.5), 1.605625 at step 2.
@@ -234,5 +236,14 @@ def test_loss_summary_sums_replicas_when_no_v1_optimizer_scaled_the_loss(tmp_pat
         config=ke.RunConfig(tf_random_seed=1, train_distribute=strategy),
     )
     hook = Merged()
-    estimator.train(_input_fn, steps=2, hooks=[hook])
+    logged = []
+    callback = keras.callbacks.LambdaCallback(
+        on_train_batch_end=lambda batch, logs: logged.append(float(logs["loss"]))
+    )
+    with caplog.at_level(logging.INFO, logger="keras_estimator"):
+        estimator.train(_input_fn, steps=2, hooks=[hook], callbacks=[callback])
     _assert_scalars(hook.scalars, [[("loss", 2.5)], [("loss", 1.605625)]])
+    # The loss logged and returned is the one summarized, as in 2.15.
+    np.testing.assert_allclose(logged, [2.5, 1.605625], rtol=1e-6)
+    final = [m for m in caplog.messages if m.startswith("Loss for final step")]
+    assert final == ["Loss for final step: 1.605625."]

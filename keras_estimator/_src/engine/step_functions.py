@@ -744,7 +744,11 @@ class StepFunctions:
             with self._trace.store.scope(allow_creation=self._trace.building):
                 outputs = strategy.run(step_fn, args=(data,))
             fetched = outputs.pop(FETCHES_KEY, None) if workers else None
-            logs = tf.nest.map_structure(lambda v: _reduce(strategy, v), outputs)
+            loss_reduction = _reported_loss_reduction(strategy) if kind == "train" else None
+            logs = {
+                key: _reduce(strategy, value, loss_reduction if key == "loss" else None)
+                for key, value in outputs.items()
+            }
             if fetched is not None:
                 # Each worker's hooks get their worker's values (as a TF1 hook
                 # saw its own graph's): reduced over workers, the run's
@@ -1100,9 +1104,29 @@ def _reduce_batch(strategy: tf.distribute.Strategy, value: Any) -> Any:
     return tf.concat(strategy.experimental_local_results(value), axis=0)
 
 
-def _reduce(strategy: tf.distribute.Strategy, value: Any) -> Any:
-    """One value from the replicas: the mean of floats, else the first replica's."""
+def _reduce(
+    strategy: tf.distribute.Strategy,
+    value: Any,
+    reduction: tf.distribute.ReduceOp | None = None,
+) -> Any:
+    """One value from the replicas: floats by `reduction` (the mean), else the first replica's."""
     local = strategy.experimental_local_results(value)
     if strategy.num_replicas_in_sync == 1 or not local[0].dtype.is_floating:
         return local[0]
-    return strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None)
+    if reduction is None or not isinstance(value, tf.distribute.DistributedValues):
+        # One value for all replicas (not per replica) is kept as it is.
+        reduction = tf.distribute.ReduceOp.MEAN
+    return strategy.reduce(reduction, value, axis=None)
+
+
+def _reported_loss_reduction(strategy: tf.distribute.Strategy) -> tf.distribute.ReduceOp:
+    """How the training loss is reduced over replicas for the logs, as tf.estimator 2.15 did.
+
+    By the v1 loss reduction (a mean) when a v1 optimizer divided each
+    replica's loss by the replica count, else summed: the loss 2.15 logged,
+    returned and summarized (`summaries.collect_loss` reduces it so too).
+    """
+    if not distribute.loss_scaled_by_optimizer(tf.compat.v1.get_default_graph()):
+        return tf.distribute.ReduceOp.SUM
+    with distribute.estimator_loss_scaling(strategy):
+        return tf.compat.v1.distribute.get_loss_reduction()

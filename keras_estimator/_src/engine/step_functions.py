@@ -380,23 +380,15 @@ class StepFunctions:
                 outputs = strategy.run(self._model.predict_step, args=(data,))
                 return tf.nest.map_structure(lambda v: _reduce_batch(strategy, v), outputs)
 
-            def predict() -> Any:
+            def predict(data: Any) -> Any:
                 # Only the predictions run: a train_op or assign the model_fn
                 # builds in PREDICT mode too (as one-spec model_fns do) must not.
-                data = element.get_value()
                 signature = tf.nest.map_structure(tf.type_spec_from_value, data)
                 body = tf.compat.v1.wrap_function(predict_batch, signature=[signature])
                 bodies[:] = [body]
-                outputs = _fetched_only.call_traced(body, data, list)
-                optional = tf.experimental.Optional.from_value(outputs)
-                made[:] = [optional.element_spec]
-                return optional
+                return _fetched_only.call_traced(body, data, list)
 
-            return tf.cond(
-                element.has_value(),
-                predict,
-                lambda: tf.experimental.Optional.empty(made[0]),
-            )
+            return _optional_batch(element, predict, made)
 
         compiled = tf.function(one_batch, reduce_retracing=True, autograph=False)
         traced: dict[str, Any] = {}
@@ -453,21 +445,15 @@ class StepFunctions:
             def one_batch(iterator: Any) -> Any:
                 element = iterator.get_next_as_optional()
 
-                def predict() -> Any:
+                def predict(data: Any) -> Any:
                     outputs, values = _fetched_only.call_traced_with(
-                        body, element.get_value(), list, list(in_graph.values())
+                        body, data, list, list(in_graph.values())
                     )
                     fetched = dict(zip(keys, values, strict=True))
                     fetched.update(_fetches.read_after(after))
-                    optional = tf.experimental.Optional.from_value((outputs, fetched))
-                    made[:] = [optional.element_spec]
-                    return optional
+                    return outputs, fetched
 
-                return tf.cond(
-                    element.has_value(),
-                    predict,
-                    lambda: tf.experimental.Optional.empty(made[0]),
-                )
+                return _optional_batch(element, predict, made)
 
             concrete = tf.function(one_batch, autograph=False).get_concrete_function(iterator)
             self._fetching_functions[key] = concrete
@@ -1098,6 +1084,23 @@ def _is_default_strategy(strategy: tf.distribute.Strategy) -> bool:
         return not tf.distribute.has_strategy()
 
 
+def _optional_batch(element: Any, produce: Callable[[Any], Any], made: list[Any]) -> Any:
+    """`produce`'s result on an input element, as an Optional: empty once the input ended.
+
+    `made` keeps the Optional's spec from the branch that produces it (traced
+    first), for the empty branch.
+    """
+
+    def present() -> Any:
+        optional = tf.experimental.Optional.from_value(produce(element.get_value()))
+        made[:] = [optional.element_spec]
+        return optional
+
+    return tf.cond(
+        element.has_value(), present, lambda: tf.experimental.Optional.empty(made[0])
+    )
+
+
 def _reduce_batch(strategy: tf.distribute.Strategy, value: Any) -> Any:
     if strategy.num_replicas_in_sync == 1:
         return strategy.experimental_local_results(value)[0]
@@ -1122,11 +1125,8 @@ def _reduce(
 def _reported_loss_reduction(strategy: tf.distribute.Strategy) -> tf.distribute.ReduceOp:
     """How the training loss is reduced over replicas for the logs, as tf.estimator 2.15 did.
 
-    By the v1 loss reduction (a mean) when a v1 optimizer divided each
-    replica's loss by the replica count, else summed: the loss 2.15 logged,
-    returned and summarized (`summaries.collect_loss` reduces it so too).
+    The loss 2.15 logged, returned and summarized (`summaries.collect_loss`
+    reduces it so too, inside the model_fn's call).
     """
-    if not distribute.loss_scaled_by_optimizer(tf.compat.v1.get_default_graph()):
-        return tf.distribute.ReduceOp.SUM
     with distribute.estimator_loss_scaling(strategy):
-        return tf.compat.v1.distribute.get_loss_reduction()
+        return distribute.reported_loss_reduction(tf.compat.v1.get_default_graph())

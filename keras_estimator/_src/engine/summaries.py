@@ -223,9 +223,8 @@ def _over_replicas(loss: Any) -> Any:
         return loss
     if loss.shape.rank != 0:
         loss = tf.reshape(loss, [])
-    reduction = tf.distribute.ReduceOp.SUM
-    if distribute.loss_scaled_by_optimizer(tf.compat.v1.get_default_graph()):
-        reduction = tf.compat.v1.distribute.get_loss_reduction()
+    # Called in the model_fn's call, where v1 loss scaling is active.
+    reduction = distribute.reported_loss_reduction(tf.compat.v1.get_default_graph())
 
     def reduce(strategy: Any, value: Any) -> Any:
         return strategy.reduce(reduction, value, axis=None)

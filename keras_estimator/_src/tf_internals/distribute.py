@@ -57,6 +57,20 @@ def loss_scaled_by_optimizer(graph: Any) -> bool:
     return bool(getattr(graph, "_is_loss_scaled_by_optimizer", False))
 
 
+def reported_loss_reduction(graph: Any) -> Any:
+    """How tf.estimator 2.15 reduced a distributed training loss it reported.
+
+    By the v1 loss reduction (a mean) when a v1 optimizer divided each
+    replica's loss of `graph` by the replica count, else summed. To be
+    called while `estimator_loss_scaling` is active, as 2.15 asked it.
+    """
+    import tensorflow as tf
+
+    if not loss_scaled_by_optimizer(graph):
+        return tf.distribute.ReduceOp.SUM
+    return tf.compat.v1.distribute.get_loss_reduction()
+
+
 # ---- multi-worker clusters -----------------------------------------------------
 # Checked on TensorFlow 2.21.
 

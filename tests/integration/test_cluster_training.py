@@ -405,12 +405,11 @@ def test_cluster_train_and_evaluate_with_an_evaluator_task(tmp_path):
     # The model_fn's calls (docs/differences.md). tf.estimator 2.15's
     # train_and_evaluate on this cluster (MultiWorkerMirroredStrategy,
     # reference venv) called it once per task's train(): ["train"] on the
-    # chief and on the worker. Here each worker's first train() calls it
-    # once per trace: a building trace, the fused loop and one fetching
-    # step per set of values its hooks fetch (the summary steps add some,
-    # more on the chief, which writes the summaries).
-    assert results["chief_0"].result["model_fn_calls"] == ["train"] * 5
-    assert results["worker_0"].result["model_fn_calls"] == ["train"] * 4
+    # chief and on the worker. So does each task's train() here: the step's
+    # one trace serves the fused loop, the fetching steps and the summary
+    # steps.
+    assert results["chief_0"].result["model_fn_calls"] == ["train"]
+    assert results["worker_0"].result["model_fn_calls"] == ["train"]
     # 2.15's evaluator called it once per evaluation and once per export;
     # here the first evaluation traces it once and later ones reuse the
     # trace, and each export calls it once, as 2.15's did.

@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from keras_estimator._src.base.estimator_spec import EstimatorSpec
 from keras_estimator._src.base.mode_keys import ModeKeys
+from keras_estimator._src.distribute import multi_worker
 from keras_estimator._src.engine import fetched_only as _fetched_only
 from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import input_release as _input_release
@@ -251,9 +252,10 @@ class ModelFnModel(keras.Model):
     def build_mode(self, mode: str, element_spec: Any, loop_spec: Any = None) -> None:
         """Traces `mode`'s step once so its variables exist before any step.
 
-        On one machine this is the trace the mode's steps run
-        (`_build_in_step`): the model_fn is called once per replica, as
-        tf.estimator called it once per replica per call. Across workers a
+        On one machine and on each worker of a `MultiWorkerMirroredStrategy`
+        this is the trace the mode's steps run (`_build_in_step`): the
+        model_fn is called once per replica, as tf.estimator called it once
+        per replica per call. Elsewhere (a parameter-server chief) a
         building trace of its own creates the variables first, keeping every
         compiled function free of variable creation.
 
@@ -301,7 +303,8 @@ class ModelFnModel(keras.Model):
     def _build_in_step(self, mode: str, element_spec: Any) -> bool:
         """Builds `mode` in the trace its steps run, where steps share one.
 
-        On one machine the step's trace, made now for the loop's input
+        On one machine (and on each worker of a multi-worker cluster) the
+        step's trace, made now for the loop's input
         (`element_spec`), creates the variables itself (at once, outside the
         trace; under a strategy the first replica creates them, in the
         strategy's scope), so each replica calls the model_fn once.
@@ -312,7 +315,7 @@ class ModelFnModel(keras.Model):
             or (tf.distribute.has_strategy() and tf.distribute.get_strategy() is not strategy)
             or not shares_one_trace(strategy)
         ):
-            # Across workers (or parameter servers) each function traces the
+            # Elsewhere (a parameter-server chief) each function traces the
             # step itself, where variables cannot be created: a building
             # trace of its own makes them first.
             return False
@@ -321,7 +324,12 @@ class ModelFnModel(keras.Model):
         directory = None
         if mode == ModeKeys.TRAIN:
             self.make_train_function()
-            if model_dir and getattr(config, "save_summary_steps", None):
+            # Only a task writing model_dir writes its summaries there (the
+            # other workers of a cluster trace the same step without them).
+            writes = not multi_worker.is_multi_worker(
+                strategy
+            ) or multi_worker.writes_to_model_dir(config)
+            if model_dir and getattr(config, "save_summary_steps", None) and writes:
                 directory = (model_dir,)
         elif mode == ModeKeys.EVAL:
             self.make_test_function()

@@ -675,6 +675,12 @@ class StepFunctions:
                 step, signature=[distribute.as_read_in_a_loop(element_spec)]
             )
         key = repr(element_spec)
+        if key not in self._value_functions and multi_worker.is_multi_worker(
+            self._model.distribute_strategy
+        ):
+            # Reading the metrics is a collective across workers (see
+            # `_value_function`): the last step's values are the final ones.
+            self._value_functions[key] = False
         if key not in self._value_functions:
             # Pruned before the steps order the graph's metric updates ahead
             # of its reads: running it reads the metric variables and updates
@@ -744,10 +750,11 @@ class StepFunctions:
                 )
             return logs
 
-        # On one device a step is traced once for the fused loop and, in
-        # training, every fetching step (`_SharedStep`, `_SharedEvaluation`);
-        # elsewhere each function traces its own.
-        shares = workers is None and shares_one_trace(strategy)
+        # A step is traced once for the fused loop and, in training, every
+        # fetching step (`_SharedStep`, `_SharedEvaluation`), on each worker
+        # too: every pruned copy keeps the step's collectives, whose instance
+        # keys are bound when the calling function runs.
+        shares = shares_one_trace(strategy)
         shared_steps: dict[tuple[str, tuple[str, ...] | None], Any] = {}
         first_shared: dict[str, Any] = {}
         tracing: list[Any] = [None]
@@ -826,6 +833,10 @@ class StepFunctions:
             Returns the steps run, the last logs and whether the fetching
             step ran; None when the step has no shared trace to fuse.
             """
+            if workers is not None:
+                # Every worker must call the same functions: each runs its
+                # steps ahead, then the fetching step, in calls of their own.
+                return None
             key = ("ahead", *fetch_plan_key(plan), self._spec_key(iterator))
             concrete = self._fetching_functions.get(key)
             if concrete is None:
@@ -888,6 +899,7 @@ class StepFunctions:
                 and plan is not None
                 and plan.every_step
                 and shares
+                and workers is None
                 and kind == "train"
                 and not run.loop_length
                 and planned > 1
@@ -1066,14 +1078,21 @@ def _input_used_up(run: RunState) -> bool:
 def shares_one_trace(strategy: tf.distribute.Strategy) -> bool:
     """Whether a step traced once serves every compiled function under `strategy`.
 
-    So on one device, and on the replicas of one machine (`OneDeviceStrategy`,
-    `MirroredStrategy`): the step is traced once, each replica calling the
-    model_fn once in it. Across workers every function must trace its own
-    (their collectives cannot be pruned apart).
+    So on one device, on the replicas of one machine (`OneDeviceStrategy`,
+    `MirroredStrategy`) and on each worker of `MultiWorkerMirroredStrategy`:
+    the step is traced once, each replica calling the model_fn once in it.
+    Every function of a worker keeps the trace's collectives (pruning leaves
+    out summary writes only) and binds their instance keys when it runs, so
+    the workers' collectives still match whatever each one fetches.
     """
-    if multi_worker.is_multi_worker(strategy):
-        return False
-    if isinstance(strategy, (tf.distribute.OneDeviceStrategy, tf.distribute.MirroredStrategy)):
+    if isinstance(
+        strategy,
+        (
+            tf.distribute.OneDeviceStrategy,
+            tf.distribute.MirroredStrategy,
+            tf.distribute.MultiWorkerMirroredStrategy,
+        ),
+    ):
         return True
     return _is_default_strategy(strategy)
 

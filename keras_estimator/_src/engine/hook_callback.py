@@ -305,7 +305,9 @@ class HookCallback(keras.callbacks.Callback):
         if stepwise is not None and plan.every_step:
             self._after_steps(context, plan, stepwise, logs)
             return
-        self._global_step = self._read_global_step(logs)
+        # Only a training step's logs carry the step; evaluation's hold
+        # metrics and prediction's the predictions, which may have any key.
+        self._global_step = self._read_global_step(logs if self._mode == "train" else None)
         context.global_step = self._global_step
         state = self._fetch_state()
         if state is not None and (state.missed or not ran):

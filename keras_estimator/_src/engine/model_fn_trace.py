@@ -26,7 +26,7 @@ from keras_estimator._src.engine.variable_store import (
     VariableStore,
     is_object_checkpoint,
 )
-from keras_estimator._src.tf_internals import distribute
+from keras_estimator._src.tf_internals import distribute, graph_seeds
 
 
 class ModelFnTrace:
@@ -78,6 +78,8 @@ class ModelFnTrace:
         self.chief_hook_counts: dict[str, int] = {}
         self.optimizers: dict[str, tuple[Any, ...]] = {}
         self.loss_names: dict[str, str] = {}
+        # Seeded random ops' state, shared by every function of a mode.
+        self.random_states: graph_seeds.RandomStates | None = graph_seeds.RandomStates()
 
     def call(
         self,
@@ -111,6 +113,7 @@ class ModelFnTrace:
             distribute.estimator_loss_scaling(tf.distribute.get_strategy()),
             keras2_idioms.accepted(unsave=self.store.mark_local),
             keras2_idioms.recording_optimizers() as optimizers,
+            graph_seeds.shared_random_states(self.random_states, mode),
         ):
             # As in 2.15, the model_fn's graph has RunConfig.tf_random_seed as
             # its seed (None when unset), whatever another Estimator set.
@@ -267,10 +270,13 @@ class ModelFnTrace:
         saved_loss_names = dict(self.loss_names)
         saved_store, saved_building = self.store, self.building
         self.store, self.building = store, allow_creation
+        # A SavedModel's random ops keep their own kernels, as 2.15's did.
+        saved_states, self.random_states = self.random_states, None
         try:
             return self.call(features, labels, mode)
         finally:
             self.store, self.building = saved_store, saved_building
+            self.random_states = saved_states
             self.spec_hooks.clear()
             self.spec_hooks.update(saved_hooks)
             self.chief_hook_counts.clear()

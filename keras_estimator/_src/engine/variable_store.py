@@ -312,8 +312,24 @@ class VariableStore:
                 entry = self._template(next_creator, name, kwargs)
         else:
             _check_shape(name, entry.variable, kwargs)
+            self._count_initializer_seeds(kwargs)
         self._register(trace, entry)
         return entry.variable
+
+    def _count_initializer_seeds(self, kwargs: dict[str, Any]) -> None:
+        """Moves the trace's random op count on by an existing variable's initializer.
+
+        tf.estimator 2.15 built every variable's initializer in each call's
+        new graph, restored or not, so a seeded random op the model_fn made
+        after it counted the initializer's random ops first, in every call.
+        """
+        initial_value = kwargs.get("initial_value")
+        if callable(initial_value):
+            self._creating.active = True
+            try:
+                _graph_seeded(initial_value)
+            finally:
+                self._creating.active = False
 
     def _component(self, entry: _Entry | None, name: str, index: int) -> tf.Variable:
         components = getattr(entry.variable, "values", None) if entry else None

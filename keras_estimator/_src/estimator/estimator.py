@@ -301,6 +301,7 @@ class Estimator:
             self._seed()
         model.build_mode(ModeKeys.TRAIN, element_spec, getattr(dataset, "element_spec", None))
         self._sync(None, ModeKeys.TRAIN)
+        _restart_random_sequences(model, ModeKeys.TRAIN)
         start = int(self._store.global_step().numpy())
         multi_worker.check_same_step(self._strategy, start, self._model_dir)
         if max_steps is not None and start >= max_steps:
@@ -507,6 +508,7 @@ class Estimator:
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.EVAL)
         model.build_mode(ModeKeys.EVAL, element_spec, getattr(dataset, "element_spec", None))
         evaluated_path = self._sync(checkpoint_path, ModeKeys.EVAL)
+        _restart_random_sequences(model, ModeKeys.EVAL)
         multi_worker.check_same_step(
             self._strategy, int(self._store.global_step().numpy()), self._model_dir
         )
@@ -602,6 +604,7 @@ class Estimator:
         dataset = self._dataset(input_fn, ModeKeys.PREDICT)
         model.build_mode(ModeKeys.PREDICT, dataset.element_spec)
         self._sync(checkpoint_path, ModeKeys.PREDICT)
+        _restart_random_sequences(model, ModeKeys.PREDICT)
         if self._predict_function is None:
             self._predict_function = model.make_predict_function()
         spec_hooks = model.spec_hooks.get(ModeKeys.PREDICT, ())
@@ -1165,3 +1168,15 @@ def _strategy_of(config: RunConfig) -> tf.distribute.Strategy | None:
             "runs under it too."
         )
     return train if train is not None else evaluate
+
+
+def _restart_random_sequences(model: Any, mode: str) -> None:
+    """Seeded random ops of the model_fn begin their sequences again.
+
+    tf.estimator 2.15 ran each train(), evaluate() and predict() call in a
+    new graph and session: a seeded random op drew the same values, step
+    after step, in every call.
+    """
+    states = model.trace.random_states
+    if states is not None:
+        states.restart(mode)

@@ -1,5 +1,8 @@
 """A graph's count of the random operations it seeded from its graph seed.
 
+Also: the one state per call of a model_fn's seeded random ops (`RandomStates`,
+see the second part of this module).
+
 Checked on TensorFlow 2.21 (and the same in 2.15). With a graph seed set and
 no operation seed given, `tf.compat.v1.get_seed` gives a random operation
 the pair (graph seed, n), n counting such operations in that graph from 0,
@@ -51,6 +54,12 @@ TOUCHES = (
     "tensorflow.python.framework.random_seed:get_seed",
     "tensorflow.python.framework.random_seed:_truncate_seed",
     "tensorflow.python.framework.random_seed:DEFAULT_GRAPH_SEED",
+    "tensorflow.python.ops.gen_random_ops:random_uniform",
+    "tensorflow.python.ops.gen_random_ops:random_standard_normal",
+    "tensorflow.python.ops.gen_random_ops:truncated_normal",
+    "tensorflow.python.ops.gen_stateful_random_ops:stateful_uniform",
+    "tensorflow.python.ops.gen_stateful_random_ops:stateful_standard_normal_v2",
+    "tensorflow.python.ops.gen_stateful_random_ops:stateful_truncated_normal",
 )
 
 
@@ -188,3 +197,126 @@ def input_fn_seeds(seed: int | None) -> Iterator[InputFnRandomOps]:
             del ctx._rng
         else:
             ctx._rng = saved_rng
+
+
+# ---- a model_fn's seeded random ops: one sequence per op and call -----------
+#
+# tf.estimator 2.15 ran a model_fn's random ops in one session per call: a
+# seeded op's sequence went on from step to step within the call and began
+# again with the next call's new graph. Here a mode's steps run in several
+# compiled functions (the fused loop, fetching steps, a first step called
+# directly), each holding its own kernel of the op with its own position,
+# kept from call to call. So while the model_fn is traced for
+# train/evaluate/predict, `RandomUniform`, `RandomStandardNormal` and
+# `TruncatedNormal` with seeds are made as the stateful ops of
+# `tf.random.Generator` (Philox) reading one state variable per op and mode,
+# which every function shares; the Estimator puts the state back to its
+# start at the beginning of each call. With the state [0, seed2, seed] the
+# Philox counter and key are the legacy kernel's (key = seed, counter's
+# high word = seed2), and both skip 256 samples per output element: the
+# draws are the legacy op's, value for value (checked on 2.21).
+# `RandomUniformInt` draws differently and keeps the legacy kernel.
+#
+# Private symbols touched: `gen_random_ops.random_uniform`,
+# `random_standard_normal` and `truncated_normal` (wrapped; random_ops calls
+# them through the module), and `gen_stateful_random_ops.stateful_uniform`,
+# `stateful_standard_normal_v2`, `stateful_truncated_normal`.
+
+_PHILOX = 1  # tf.random.Algorithm.PHILOX
+_STATEFUL_FORMS = {
+    "random_uniform": ("stateful_uniform", "RandomUniform"),
+    "random_standard_normal": ("stateful_standard_normal_v2", "RandomStandardNormal"),
+    "truncated_normal": ("stateful_truncated_normal", "TruncatedNormal"),
+}
+_active = threading.local()
+_installed: dict[str, Any] = {}
+
+
+class RandomStates:
+    """The state variables of a model_fn's seeded random ops, per mode and op."""
+
+    def __init__(self) -> None:
+        self._states: dict[tuple[str, str, int, int], Any] = {}
+
+    def variable(self, mode: str, name: str, seed: int, seed2: int) -> Any:
+        """The state of op `name` of `mode`'s traces (made at its start)."""
+        import tensorflow as tf
+
+        key = (mode, name, seed, seed2)
+        state = self._states.get(key)
+        if state is None:
+            with tf.init_scope():
+                state = tf.Variable(
+                    _start(seed, seed2), dtype=tf.int64, trainable=False, name="random_state"
+                )
+            self._states[key] = state
+        return state
+
+    def restart(self, mode: str) -> None:
+        """Begins `mode`'s random sequences again, as 2.15's new graph per call did."""
+        for (state_mode, _, seed, seed2), state in self._states.items():
+            if state_mode == mode:
+                state.assign(_start(seed, seed2))
+
+
+def _start(seed: int, seed2: int) -> list[int]:
+    return [0, int(seed2), int(seed)]
+
+
+def _stateful(name: str, original: Any) -> Any:
+    from tensorflow.python.ops import gen_stateful_random_ops
+
+    stateful_name, op_type = _STATEFUL_FORMS[name]
+
+    def make(shape: Any, dtype: Any, seed: int = 0, seed2: int = 0, name: Any = None) -> Any:
+        import tensorflow as tf
+
+        active = getattr(_active, "value", None)
+        if (
+            active is None
+            or not (seed or seed2)
+            or tf.executing_eagerly()
+            or tf.compat.v1.get_default_graph() is not active[2]
+            or tf.distribute.has_strategy()
+        ):
+            return original(shape, dtype, seed=seed, seed2=seed2, name=name)
+        states, mode, graph = active
+        op_name = graph.unique_name(name or op_type, mark_as_used=False)
+        state = states.variable(mode, op_name, seed, seed2)
+        make_stateful = getattr(gen_stateful_random_ops, stateful_name)
+        return make_stateful(state.handle, _PHILOX, shape, dtype=dtype, name=name or op_type)
+
+    make.original = original  # type: ignore[attr-defined]
+    return make
+
+
+def _install() -> None:
+    from tensorflow.python.ops import gen_random_ops
+
+    for name in _STATEFUL_FORMS:
+        current = getattr(gen_random_ops, name)
+        if getattr(current, "original", None) is None:
+            setattr(gen_random_ops, name, _stateful(name, current))
+        _installed[name] = getattr(gen_random_ops, name)
+
+
+@contextlib.contextmanager
+def shared_random_states(states: RandomStates | None, mode: str) -> Iterator[None]:
+    """Seeded random ops made meanwhile, in this thread's graph, read `states`.
+
+    No effect with `states` None, eagerly, or under a distribution strategy
+    (each replica's op keeps its own kernel, as before).
+    """
+    import tensorflow as tf
+
+    if states is None or tf.executing_eagerly():
+        yield
+        return
+    if not _installed:
+        _install()
+    saved = getattr(_active, "value", None)
+    _active.value = (states, mode, tf.compat.v1.get_default_graph())
+    try:
+        yield
+    finally:
+        _active.value = saved

@@ -1,0 +1,82 @@
+"""A model_fn's seeded random ops draw what tf.estimator 2.15's drew, call after call.
+
+2.15 built a new graph per train(), evaluate() and predict() call: a seeded
+random op took (graph seed, n), n counting the random ops before it, the
+random initializers of restored variables included, and began its sequence
+again in each call, going on from step to step within it.
+`tests/fixtures/tf215_model_fn_random_ops.json` holds 2.15's draws, recorded
+by `tests/fixtures/make_tf215_model_fn_random_ops_fixture.py` from the recipe
+run here (a uniform, a normal and a truncated normal draw, and a dropout in
+training).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_estimator as ke
+from tests.fixtures import make_tf215_model_fn_random_ops_fixture as recipe
+
+FIXTURE = json.loads(recipe.OUT.read_text())["cases"]
+
+
+@pytest.fixture(scope="module", params=recipe.CASES, ids=lambda case: f"seed={case[0]}")
+def calls(request, tmp_path_factory):
+    """(our calls' draws, 2.15's, whether tf_random_seed was set)."""
+    seed, op_seed = request.param
+    ours = recipe.record(tf, ke, str(tmp_path_factory.mktemp("model")), seed, op_seed)
+    return ours, FIXTURE[f"seed={seed} op_seed={op_seed}"], seed is not None
+
+
+def _assert_close(ours, expected, what):
+    np.testing.assert_allclose(
+        np.array(ours, np.float64), np.array(expected, np.float64), rtol=1e-6, err_msg=what
+    )
+
+
+def _by_draw(predictions):
+    return {key: [example[key] for example in predictions] for key in recipe.DRAWS}
+
+
+def test_predictions_draw_2_15s_values(calls):
+    """The first prediction after training drew 2.15's 0.7780691 with
+    tf_random_seed=3 (it drew 0.1273640, the seeds of a graph that did not
+    count the restored variable's initializer), and every predict() call
+    begins again (the second call went on to 0.8898706), on the same
+    Estimator and on a new one."""
+    ours, expected, _ = calls
+    runs = [*zip(ours["predict"], expected["predict"], strict=True)]
+    runs.append((ours["predict_new_estimator"], expected["predict_new_estimator"]))
+    for index, (mine, theirs) in enumerate(runs):
+        mine, theirs = _by_draw(mine), _by_draw(theirs)
+        for key in recipe.DRAWS:
+            _assert_close(mine[key], theirs[key], f"predict call {index}: {key}")
+
+
+@pytest.mark.parametrize("call", ["train", "train_again"])
+def test_training_steps_draw_2_15s_sequence(calls, call):
+    """Each train() call draws 2.15's sequence from its start, one value per
+    step (steps fetched by a hook drew the first value at every step), and
+    its dropout keeps 2.15's units."""
+    ours, expected, _ = calls
+    assert len(ours[call]) == len(expected[call])
+    for step, (mine, theirs) in enumerate(zip(ours[call], expected[call], strict=True)):
+        assert sorted(mine) == sorted(theirs)
+        for key in theirs:
+            _assert_close(mine[key], theirs[key], f"{call} step {step}: {key}")
+
+
+def test_evaluations_and_trained_weights_are_2_15s(calls):
+    """Both evaluate() calls average 2.15's two draws; with tf_random_seed
+    the weights trained on them are 2.15's too (without it the initial
+    weights were random in 2.15 as well)."""
+    ours, expected, seeded = calls
+    for index, (mine, theirs) in enumerate(zip(ours["evaluate"], expected["evaluate"], strict=True)):
+        for key in recipe.DRAWS:
+            _assert_close(mine[key], theirs[key], f"evaluate call {index}: {key}")
+    if seeded:
+        _assert_close(ours["w"], expected["w"], "w")

@@ -97,3 +97,51 @@ def test_variable_op_names_under_a_mirrored_strategy(tmp_path):
     second = [f"{name}/replica_1" for name in TF215_TRAINABLE]
     assert seen["model_fn"]["train"] == [TF215_TRAINABLE, second]
     assert seen["hook"]["train"] == TF215_GLOBAL
+
+
+def test_variables_are_in_the_graph_of_the_model_fn_and_of_hooks(tmp_path):
+    """In tf.estimator 2.15 (reference venv) `v.graph is
+    tf.compat.v1.get_default_graph()` held for every global variable in a
+    model_fn and in a hook's begin(), and `with w.graph.as_default():` built
+    in the model_fn's graph; here `v.graph` raised 'Tensor.graph is undefined
+    when eager execution is enabled'."""
+    seen: dict = {}
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [4, 2])
+        graph = tf.compat.v1.get_default_graph()
+        seen[f"model_fn {mode}"] = [v.graph is graph for v in tf.compat.v1.global_variables()]
+        with w.graph.as_default():
+            made = tf.constant(1.0, name="made_in_w_graph")
+        seen[f"constant {mode}"] = made.graph is graph
+        logits = tf.matmul(features["x"], w)
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, tf.compat.v1.train.get_global_step()
+        )
+        return keras_estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    class GraphHook(tf.compat.v1.train.SessionRunHook):
+        def __init__(self, mode):
+            self.mode = mode
+
+        def begin(self):
+            graph = tf.compat.v1.get_default_graph()
+            variables = tf.compat.v1.global_variables()
+            seen[f"hook {self.mode}"] = [v.graph is graph for v in variables]
+
+    def input_fn():
+        features = {"x": tf.ones([2, 4])}
+        return tf.data.Dataset.from_tensors((features, tf.constant([0, 1]))).repeat(3)
+
+    estimator = keras_estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    estimator.train(input_fn, steps=2, hooks=[GraphHook("train")])
+    estimator.evaluate(input_fn, steps=1, hooks=[GraphHook("eval")])
+    assert seen == {
+        "model_fn train": [True, True],
+        "constant train": True,
+        "hook train": [True, True],
+        "model_fn eval": [True, True],
+        "constant eval": True,
+        "hook eval": [True, True],
+    }

@@ -11,17 +11,21 @@ eager execution is enabled").
 
 `name_ops_as_in_graphs(variable)` gives such a variable (and each per-device
 copy of a distributed one) the class `GraphNamedVariable`: a ResourceVariable
-that adds one thing, an `op` which, while its handle is eager, describes the
+that adds two things: an `op` which, while its handle is eager, describes the
 op the variable stood for in a 2.15 graph (`VariableOp`: its `name`, `type`
-"VarHandleOp", the `graph` asked from, no `traceback`). A variable whose
-handle is a graph tensor answers with that tensor's op, as before. Only the
-class of the store's own plain ResourceVariables changes; it adds no state.
+"VarHandleOp", the `graph` asked from, no `traceback`), and a `graph`, the
+graph asked from (the model_fn's, or the one hooks' `begin()` runs in, as
+2.15's variables were in the graph of the call: `v.graph is
+tf.compat.v1.get_default_graph()`, `with v.graph.as_default():`). A variable
+whose handle is a graph tensor answers with that tensor's op and graph, as
+before. Only the class of the store's own plain ResourceVariables changes;
+it adds no state.
 
 TensorFlow itself tells an eager variable from an unread one by
 `hasattr(variable, "op")` (a FuncGraph's `control_dependencies`, reached by
 `tf.group(train_op, assign_add(global_step, 1))`), and Keras and this
-package may too: asked from their own modules, `op` raises AttributeError
-as an eager variable's does, so their code runs as before.
+package may too: asked from their own modules, `op` and `graph` raise
+AttributeError as an eager variable's do, so their code runs as before.
 
 Private symbols touched: `resource_variable_ops.ResourceVariable` (the class
 subclassed and replaced on instances) and `ops.EagerTensor`.
@@ -40,6 +44,7 @@ _DISTRIBUTED_VALUES = ("tensorflow.python.distribute.values", "tensorflow.python
 
 TOUCHES = (
     "tensorflow.python.ops.resource_variable_ops:ResourceVariable.op",
+    "tensorflow.python.ops.resource_variable_ops:ResourceVariable.graph",
     "tensorflow.python.framework.ops:EagerTensor",
 )
 
@@ -70,6 +75,12 @@ def graph_named_variable_class() -> type:
                 return super().op  # raises, as for any eager variable
             name = self.name[:-2] if self.name.endswith(":0") else self.name
             return VariableOp(name=name, graph=ops.get_default_graph())
+
+        @property
+        def graph(self) -> Any:
+            if not isinstance(self.handle, ops.EagerTensor) or _asked_by_a_library():
+                return super().graph
+            return ops.get_default_graph()
 
     GraphNamedVariable.__module__ = __name__
     return GraphNamedVariable

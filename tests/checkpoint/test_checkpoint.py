@@ -28,6 +28,41 @@ def test_round_trip_by_name(tmp_path):
     np.testing.assert_array_equal(target["dense/kernel"].numpy(), source["dense/kernel"].numpy())
 
 
+def _eager_ops(run):
+    """The types of the operations `run()` executes eagerly, in order."""
+    from tensorflow.python.framework import op_callbacks
+
+    executed = []
+
+    def record(op_type, inputs, attrs, outputs, op_name=None, graph=None):
+        if graph is None:
+            executed.append(op_type.decode() if isinstance(op_type, bytes) else op_type)
+
+    op_callbacks.add_op_callback(record)
+    try:
+        run()
+    finally:
+        op_callbacks.remove_op_callback(record)
+    return executed
+
+
+def test_a_save_reads_each_variable_with_one_operation(tmp_path):
+    # read_value() would add an Identity per variable to each save (and, on
+    # a cold start, the process's first Identity kernel to make).
+    source = variables()
+    saved = []
+    executed = _eager_ops(
+        lambda: saved.append(
+            _checkpoint.save(source, str(tmp_path), 3, _checkpoint.RetentionPolicy())
+        )
+    )
+    assert sorted(executed) == ["MergeV2Checkpoints", "ReadVariableOp", "ReadVariableOp", "SaveV2"]
+    for name, variable in source.items():
+        np.testing.assert_array_equal(
+            _checkpoint.variable_value(saved[0], name), variable.numpy()
+        )
+
+
 def test_missing_variable_is_named(tmp_path):
     prefix = _checkpoint.save(variables(), str(tmp_path), 1, _checkpoint.RetentionPolicy())
     with pytest.raises(ValueError, match=r"no value for variables \['dense_1/bias'\]"):

@@ -139,7 +139,7 @@ def save(
                 prefix=temp_prefix,
                 tensor_names=names,
                 shape_and_slices=[""] * len(names),
-                tensors=[variables[n].read_value() for n in names],
+                tensors=[current_value(variables[n]) for n in names],
             )
         _reached("temp_written")
         tf.raw_ops.MergeV2Checkpoints(
@@ -163,6 +163,21 @@ def save(
         os.path.join(model_dir, CHECKPOINT_BASENAME),
     )
     return prefix
+
+
+def current_value(variable: Any) -> Any:
+    """`variable`'s value now, read by one op.
+
+    Eagerly, `read_value()` runs an Identity after the read: one op more per
+    variable on every save and, on a cold start, the process's first
+    Identity kernel to make. A plain tf.Variable is read by `value()` alone
+    (the same tensor); a distributed one, or any other kind, by `read_value()`.
+    """
+    if isinstance(variable, tf.Variable) and not isinstance(
+        variable, tf.distribute.DistributedValues
+    ):
+        return variable.value()
+    return variable.read_value()
 
 
 _DISK_FULL_MESSAGES = ("No space left on device", "Disk quota exceeded")

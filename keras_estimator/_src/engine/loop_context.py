@@ -33,7 +33,8 @@ class LoopContext:
     global_step_variable: tf.Variable
 
     def global_step(self) -> int:
-        return int(self.global_step_variable.numpy())
+        # value(): one read op (numpy() reads by read_value(), which adds an Identity).
+        return int(self.global_step_variable.value().numpy())
 
 
 def current() -> LoopContext | None:

@@ -302,7 +302,7 @@ class Estimator:
         model.build_mode(ModeKeys.TRAIN, element_spec, getattr(dataset, "element_spec", None))
         self._sync(None, ModeKeys.TRAIN)
         _restart_random_sequences(model, ModeKeys.TRAIN)
-        start = int(self._store.global_step().numpy())
+        start = int(_checkpoint.current_value(self._store.global_step()).numpy())
         multi_worker.check_same_step(self._strategy, start, self._model_dir)
         if max_steps is not None and start >= max_steps:
             logger.info("Skipping training since max_steps has already saved.")

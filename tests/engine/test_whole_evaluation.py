@@ -198,3 +198,80 @@ def test_python_logs_follow_keras_conversion():
     for key, value in keras_own.items():
         assert type(ours[key]) is type(value), key
         assert repr(ours[key]) == repr(value), key
+
+
+class _ExecutorSpy:
+    """Records, for each one-call evaluation function called, whether it ran on one thread."""
+
+    def __init__(self, monkeypatch):
+        self.single_threaded = []
+        original = whole_evaluation.function_calls.call_traced
+
+        def spied(concrete, *args, single_threaded=False):
+            if "inference_evaluation" in str(concrete.name):  # `_compile`'s functions
+                self.single_threaded.append(single_threaded)
+            return original(concrete, *args, single_threaded=single_threaded)
+
+        monkeypatch.setattr(whole_evaluation.function_calls, "call_traced", spied)
+
+
+def test_a_cpu_evaluation_runs_its_batches_on_one_thread(estimator, monkeypatch):
+    # The loop's control flow stays functional and every function it calls
+    # allows TensorFlow's single-threaded executor: no op of the batches is
+    # handed to the inter-op thread pool.
+    spy = _ExecutorSpy(monkeypatch)
+    monkeypatch.setattr(whole_evaluation, "MAX_FUSED_STEPS", 2)
+    results = estimator.evaluate(eval_input_fn(20, 4))
+    assert spy.single_threaded == [True, True, True]
+    per_batch = estimator.evaluate(eval_input_fn(20, 4), hooks=[ke.SessionRunHook()])
+    _assert_same(results, per_batch)
+
+
+def cond_model_fn(features, labels, mode):
+    """metrics_model_fn on features through a tf.cond (lowered control flow in the step)."""
+    x = features["x"]
+    x = tf.cond(tf.reduce_sum(x) > -1e9, lambda: x, lambda: x * 2.0)
+    return metrics_model_fn({"x": x}, labels, mode)
+
+
+@pytest.fixture(scope="module")
+def cond_estimator():
+    x, y = make_data(num_examples=48, seed=3)
+    with tempfile.TemporaryDirectory() as model_dir:
+        est = ke.Estimator(
+            cond_model_fn,
+            model_dir=model_dir,
+            config=ke.RunConfig(tf_random_seed=5, save_summary_steps=None),
+        )
+        est.train(
+            lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(8),
+            steps=4,
+        )
+        yield est
+
+
+def test_a_step_with_lowered_control_flow_runs_on_the_default_executor(
+    cond_estimator, monkeypatch
+):
+    spy = _ExecutorSpy(monkeypatch)
+    results = cond_estimator.evaluate(eval_input_fn(20, 4))
+    assert spy.single_threaded == [False]
+    per_batch = cond_estimator.evaluate(eval_input_fn(20, 4), hooks=[ke.SessionRunHook()])
+    _assert_same(results, per_batch)
+
+
+def test_an_evaluation_refused_one_thread_starts_again_with_its_metrics_reset(
+    cond_estimator, monkeypatch
+):
+    # Should TensorFlow refuse the single-threaded executor once the loop
+    # has begun (a body function is instantiated after the first batch is
+    # read), the evaluation runs again from a new iterator, its v1 metric
+    # variables reset, on the default executor: the same results.
+    per_batch = cond_estimator.evaluate(eval_input_fn(20, 4, seed=9), hooks=[ke.SessionRunHook()])
+    monkeypatch.setattr(whole_evaluation, "runs_on_one_thread", lambda graph: True)
+    model = cond_estimator._get_model()
+    monkeypatch.setattr(model, "_whole_evaluation", whole_evaluation.WholeEvaluation())
+    spy = _ExecutorSpy(monkeypatch)
+    results = cond_estimator.evaluate(eval_input_fn(20, 4, seed=9))
+    assert spy.single_threaded == [True, False]
+    _assert_same(results, per_batch)

@@ -41,7 +41,10 @@ from keras_estimator._src.engine.step_functions import (
     shares_one_trace,
 )
 from keras_estimator._src.engine.variable_store import VariableStore, as_tf_variable
-from keras_estimator._src.engine.whole_evaluation import WholeEvaluation
+from keras_estimator._src.engine.whole_evaluation import (
+    SingleThreadRefused,
+    WholeEvaluation,
+)
 from keras_estimator._src.tf_internals import keras_trainer
 
 
@@ -499,9 +502,22 @@ class ModelFnModel(keras.Model):
         # release thread (`input_release`).
         box = [inputs.make_iterator(dataset)]
         try:
-            loop = loop_for(box[0])
+            shared = self._steps.prebuild("test", box[0].element_spec, None)
+            loop = (
+                loop_for(box[0])
+                if shared is None
+                else self._whole_evaluation.loop(shared, lambda: self.logs_specs[ModeKeys.EVAL])
+            )
             values = self._steps.metric_values_function(dataset.element_spec)
-            return self._whole_evaluation.run(box[0], steps, loop, values, self.metrics)
+            try:
+                return self._whole_evaluation.run(box[0], steps, loop, values, self.metrics)
+            except SingleThreadRefused:
+                # Some batches may have run: start again from a new iterator,
+                # the metrics reset, on the default executor.
+                _input_release.release(box)
+                box = [inputs.make_iterator(dataset)]
+                self._store.reset_local_variables()
+                return self._whole_evaluation.run(box[0], steps, loop, values, self.metrics)
         finally:
             _input_release.release(box)
 

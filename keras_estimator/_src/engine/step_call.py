@@ -52,7 +52,8 @@ _CONTROL_FLOW_OPS = frozenset(
         "ControlTrigger",
     }
 )
-_REFUSAL = "Single-threaded executor"
+# What TensorFlow's refusal of the single-threaded executor says.
+REFUSAL = _REFUSAL = "Single-threaded executor"
 
 
 class StepCall:
@@ -115,12 +116,19 @@ def allows_single_thread(graph: tf.Graph) -> bool:
     nodes = itertools.chain(
         graph_def.node, *(function.node_def for function in graph_def.library.function)
     )
-    for node in nodes:
-        if node.op in _CONTROL_FLOW_OPS or node.op.startswith("Collective"):
-            return False
-        if node.device and not _is_first_cpu(node.device):
-            return False
-    return True
+    return all(allows_node(node) for node in nodes)
+
+
+def allows_node(node: Any) -> bool:
+    """Whether a NodeDef is neither control flow nor a collective, and on the first CPU."""
+    if node.op in _CONTROL_FLOW_OPS or node.op.startswith("Collective"):
+        return False
+    return not node.device or _is_first_cpu(node.device)
+
+
+def has_accelerators() -> bool:
+    """Whether the process has a GPU or TPU (whose functions never run on one thread)."""
+    return _has_accelerators()
 
 
 @functools.cache

@@ -12,25 +12,59 @@ evaluation step, and reads the metrics' results and the final metric values
 after it. The values are those of the Keras path (the same traced step and
 the same reads, in the same order), and so are the steps counted and the
 logs built from them (`python_logs` follows Keras' own conversion).
+
+On a CPU-only process the call runs on TensorFlow's single-threaded
+executor when every function it reaches allows it (`runs_on_one_thread`):
+the evaluation's loop is then traced with functional control flow, which
+that executor runs (the `While` runs its body as a function, each batch's
+ops in one thread), where the default executor hands every op of every
+batch to its inter-op thread pool. The ops and their order within a batch
+are the same; only who runs them changes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
+from keras_estimator._src.engine import fused_loop, step_call
 from keras_estimator._src.engine.run_plan import MAX_FUSED_STEPS
 from keras_estimator._src.tf_internals import function_calls
+
+# Functional control flow: the single-threaded executor runs it as long as
+# it is not lowered to Switch/Merge (the attribute tf.function sets).
+_FUNCTIONAL_CONTROL_FLOW = frozenset(
+    {"If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase"}
+)
+_LOWERING_ATTR = "_lower_using_switch_merge"
+_PARTITION_OPS = ("_Send", "_Recv", "_HostSend", "_HostRecv")
+
+
+class SingleThreadRefused(Exception):
+    """TensorFlow refused the single-threaded executor for an evaluation call.
+
+    The static check (`runs_on_one_thread`) is meant to make this
+    impossible; the caller runs the evaluation again on the default
+    executor, from a new iterator, with its metrics reset.
+    """
 
 
 class WholeEvaluation:
     """Builds and caches the one-call evaluation functions of one model."""
 
     def __init__(self) -> None:
-        # Keyed by the loop's and values function's ids: each entry holds them.
-        self._functions: dict[tuple[int, int, bool], tuple[Any, Any, Any]] = {}
+        # Keyed by the loop's and values function's ids: each entry holds
+        # them, and whether the function runs on the single-threaded executor.
+        self._functions: dict[tuple[int, int, bool], list[Any]] = {}
+        # id(shared evaluation step) -> (that step, its fused loop).
+        self._loops: dict[int, tuple[Any, Any]] = {}
+        # False once TensorFlow refused the single-threaded executor.
+        self._one_thread = True
 
     def run(
         self,
@@ -45,8 +79,8 @@ class WholeEvaluation:
         Args:
             iterator: the input iterator.
             steps: the most batches to run; None for all.
-            loop: the evaluation's fused loop traced for `iterator`
-                (`StepFunctions.evaluation_loop`).
+            loop: the evaluation's fused loop: traced for `iterator`
+                (`StepFunctions.evaluation_loop`), or `loop(...)`'s.
             values: the function reading the final metric values, or False.
             metrics: the Keras model's metrics, reset first as Keras'
                 `evaluate` resets them.
@@ -65,10 +99,18 @@ class WholeEvaluation:
             chunk = MAX_FUSED_STEPS if steps is None else min(steps - ran, MAX_FUSED_STEPS)
             if chunk <= 0:
                 break
-            function = self._function(loop, values, metrics, first)
-            count, chunk_logs, chunk_results, chunk_finals = function_calls.call_traced(
-                function, iterator, tf.constant(chunk, tf.int32)
-            )
+            entry = self._entry(loop, values, metrics, first, iterator)
+            try:
+                count, chunk_logs, chunk_results, chunk_finals = function_calls.call_traced(
+                    entry[0], iterator, tf.constant(chunk, tf.int32), single_threaded=entry[3]
+                )
+            except (tf.errors.FailedPreconditionError, tf.errors.UnimplementedError) as error:
+                if not entry[3] or step_call.REFUSAL not in str(error):
+                    raise
+                # Traced again as TensorFlow traces, for the default executor.
+                self._one_thread = False
+                self._functions.clear()
+                raise SingleThreadRefused(str(error)) from error
             first = False
             count = int(count)
             ran += count
@@ -90,15 +132,113 @@ class WholeEvaluation:
         )
         return out, ran
 
-    def _function(self, loop: Any, values: Any, metrics: list[Any], reset: bool) -> Any:
+    def loop(self, step: Any, logs_spec: Callable[[], Any]) -> Any:
+        """The evaluation's fused loop of `step` (a shared step: `StepFunctions.prebuild`).
+
+        The same loop of the same step as the evaluation's fused function
+        (`fused_loop.fused_steps`), traced here into the one-call function,
+        so that its control flow can stay functional (see `_entry`).
+        """
+        loop = self._loops.get(id(step))
+        if loop is None or loop[0] is not step:
+            loop = self._loops[id(step)] = (step, _StepLoop(step, logs_spec))
+        return loop[1]
+
+    def _entry(
+        self, loop: Any, values: Any, metrics: list[Any], reset: bool, iterator: Any
+    ) -> list[Any]:
+        """[function, loop, values, single-threaded] for this loop, values and reset.
+
+        The function is traced first with functional control flow
+        (`functional_control_flow`): the calls it traces then run on the
+        single-threaded executor wherever it runs, so where it cannot
+        (`runs_on_one_thread`: the model_fn's step has control flow of its
+        own, say) it is traced again as TensorFlow traces it.
+        """
         key = (id(loop), id(values), reset)
         entry = self._functions.get(key)
         if entry is None:
-            function = _compile(loop, values, metrics, reset).get_concrete_function(
-                _iterator_spec(loop), tf.TensorSpec([], tf.int32)
+            signature = (
+                _iterator_spec(loop)
+                if hasattr(loop, "structured_input_signature")
+                else tf.type_spec_from_value(iterator),
+                tf.TensorSpec([], tf.int32),
             )
-            entry = self._functions[key] = (function, loop, values)
-        return entry[0]
+
+            def trace() -> Any:
+                # A loop of a shared step is traced anew in each trace.
+                callee = loop.fused() if isinstance(loop, _StepLoop) else loop
+                return _compile(callee, values, metrics, reset).get_concrete_function(*signature)
+
+            single = self._one_thread and not step_call.has_accelerators()
+            if single:
+                try:
+                    with functional_control_flow():
+                        function = trace()
+                except (tf.errors.FailedPreconditionError, tf.errors.UnimplementedError) as error:
+                    # A function the trace ran eagerly could not run on one thread.
+                    if step_call.REFUSAL not in str(error):
+                        raise
+                    single = False
+                else:
+                    single = runs_on_one_thread(function.graph)
+            if not single:
+                function = trace()
+            entry = self._functions[key] = [function, loop, values, single]
+        return entry
+
+
+class _StepLoop:
+    """The evaluation's fused loop of a shared step, traced where it is called."""
+
+    def __init__(self, step: Any, logs_spec: Callable[[], Any]) -> None:
+        self.step = step
+        self.logs_spec = logs_spec
+
+    def fused(self) -> Any:
+        """A new `fused_loop.fused_steps` function of the step (not traced yet)."""
+        return fused_loop.fused_steps(self.step.fused_step(), self.logs_spec)
+
+
+@contextlib.contextmanager
+def functional_control_flow() -> Iterator[None]:
+    """Within: control flow traced stays functional, where it can run on one thread.
+
+    tf.function lowers `tf.while_loop` and `tf.cond` to Switch/Merge, which
+    the single-threaded executor cannot run, unless they are traced while
+    the thread's functions run on that executor. Nothing changes with an
+    accelerator, whose functions never run on it.
+    """
+    if step_call.has_accelerators():
+        yield
+        return
+    with function_calls.single_threaded_calls():
+        yield
+
+
+def runs_on_one_thread(graph: tf.Graph) -> bool:
+    """Whether the single-threaded executor runs `graph` and every function it reaches.
+
+    As `step_call.allows_single_thread`, with functional control flow
+    allowed where it is not lowered (`functional_control_flow`). A body
+    function is instantiated only when its loop first runs, after the
+    call's first ops: a refusal there would come too late to fall back
+    cleanly, so every function of the library is checked before the call.
+    """
+    if step_call.has_accelerators():
+        return False
+    graph_def = graph.as_graph_def()
+    nodes = itertools.chain(
+        graph_def.node, *(function.node_def for function in graph_def.library.function)
+    )
+    for node in nodes:
+        if node.op in _FUNCTIONAL_CONTROL_FLOW:
+            lowering = node.attr.get(_LOWERING_ATTR)
+            if lowering is not None and lowering.b:
+                return False
+        elif not step_call.allows_node(node) or node.op.startswith(_PARTITION_OPS):
+            return False
+    return True
 
 
 def _iterator_spec(loop: Any) -> Any:

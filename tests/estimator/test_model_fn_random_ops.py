@@ -19,6 +19,7 @@ import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
+import keras_estimator.compat.estimator as compat_estimator
 from tests.fixtures import make_tf215_model_fn_random_ops_fixture as recipe
 
 FIXTURE = json.loads(recipe.OUT.read_text())["cases"]
@@ -51,13 +52,15 @@ def test_predictions_draw_2_15s_values(calls):
     ours, expected, _ = calls
     runs = [*zip(ours["predict"], expected["predict"], strict=True)]
     runs.append((ours["predict_new_estimator"], expected["predict_new_estimator"]))
+    # An unseeded shuffle in the input_fn took the graph's first count.
+    runs.append((ours["predict_shuffled_input"], expected["predict_shuffled_input"]))
     for index, (mine, theirs) in enumerate(runs):
         mine, theirs = _by_draw(mine), _by_draw(theirs)
         for key in recipe.DRAWS:
             _assert_close(mine[key], theirs[key], f"predict call {index}: {key}")
 
 
-@pytest.mark.parametrize("call", ["train", "train_again"])
+@pytest.mark.parametrize("call", ["train", "train_again", "train_shuffled_input"])
 def test_training_steps_draw_2_15s_sequence(calls, call):
     """Each train() call draws 2.15's sequence from its start, one value per
     step (steps fetched by a hook drew the first value at every step), and
@@ -70,13 +73,33 @@ def test_training_steps_draw_2_15s_sequence(calls, call):
             _assert_close(mine[key], theirs[key], f"{call} step {step}: {key}")
 
 
-def test_evaluations_and_trained_weights_are_2_15s(calls):
-    """Both evaluate() calls average 2.15's two draws; with tf_random_seed
+def test_evaluations_and_weights_are_2_15s(calls):
+    """Both evaluate() calls average 2.15's two draws. With tf_random_seed
     the weights trained on them are 2.15's too (without it the initial
-    weights were random in 2.15 as well)."""
+    weights were random in 2.15 as well), and so is the initial `w` after an
+    input_fn with an unseeded shuffle, which took the graph's first count:
+    2.15's `w` took the seeds (3, 1), [0.7864982, 0.0149581], where the
+    model_fn's count here began at 0, as if the input_fn had made no random
+    op."""
     ours, expected, seeded = calls
     for index, (mine, theirs) in enumerate(zip(ours["evaluate"], expected["evaluate"], strict=True)):
         for key in recipe.DRAWS:
             _assert_close(mine[key], theirs[key], f"evaluate call {index}: {key}")
     if seeded:
         _assert_close(ours["w"], expected["w"], "w")
+        _assert_close(
+            ours["initial_w_shuffled_input"], expected["initial_w_shuffled_input"], "initial w"
+        )
+
+
+
+def test_initial_weights_after_numpy_input_fn_are_2_15s(tmp_path):
+    """2.15's numpy_input_fn(shuffle=True) made a RandomShuffleQueue in the
+    model_fn's graph, which took the first count: with tf_random_seed=3 the
+    initial `w` took (3, 1), [0.7864982, 0.0149581], and (3, 0),
+    [-1.0539737, 0.8900815], with shuffle=False. Here both took (3, 0)."""
+    ours = recipe.numpy_input_initial_w(tf, ke, str(tmp_path), compat_estimator.inputs.numpy_input_fn)
+    expected = json.loads(recipe.OUT.read_text())["numpy_input_initial_w"]
+    assert sorted(ours) == sorted(expected)
+    for shuffle, value in expected.items():
+        _assert_close(ours[shuffle], value, f"shuffle={shuffle}")

@@ -1175,7 +1175,8 @@ def _restart_random_sequences(model: Any, mode: str) -> None:
 
     tf.estimator 2.15 ran each train(), evaluate() and predict() call in a
     new graph and session: a seeded random op drew the same values, step
-    after step, in every call.
+    after step, in every call. Called once the call's input_fn ran, whose
+    random ops 2.15 counted before the model_fn's, and the mode was built.
     """
     states = model.trace.random_states
     if states is not None:

@@ -256,6 +256,10 @@ def make_dataset(
     # Batches of row indices, gathered from the tensors: shuffling and
     # repeating indices costs 8 bytes a row whatever the rows hold.
     indices = tf.data.Dataset.range(columns.num_rows)
+    if settings.shuffle and seed is not None:
+        # 2.15's shuffling queue took its seed from the graph's count, before
+        # the model_fn's random ops: take it, so theirs come after, as there.
+        tf.compat.v1.get_seed(None)
     if settings.shuffle:
         indices = indices.shuffle(
             columns.num_rows, seed=seed, reshuffle_each_iteration=True

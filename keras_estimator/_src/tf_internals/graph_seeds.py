@@ -174,6 +174,7 @@ def input_fn_seeds(seed: int | None) -> Iterator[InputFnRandomOps]:
         eager random op ran in it.
     """
     seen = InputFnRandomOps()
+    _input_fn_counts.value = 0
     if seed is None:
         with _restarting_kernels(seen, None):
             yield seen
@@ -192,11 +193,23 @@ def input_fn_seeds(seed: int | None) -> Iterator[InputFnRandomOps]:
         with _restarting_kernels(seen, int(seed)):
             yield seen
     finally:
+        _input_fn_counts.value = ctx._rng._next
         ctx._seed = saved_seed
         if saved_rng is None:
             del ctx._rng
         else:
             ctx._rng = saved_rng
+
+
+# The count of random ops the last input_fn called in this thread seeded
+# from the graph seed: 2.15 called the input_fn in the model_fn's graph, so
+# the model_fn's count went on from there.
+_input_fn_counts = threading.local()
+
+
+def last_input_fn_seed_count() -> int:
+    """How many random ops the last input_fn of this thread seeded from the graph seed."""
+    return int(getattr(_input_fn_counts, "value", 0))
 
 
 # ---- a model_fn's seeded random ops: one sequence per op and call -----------
@@ -217,6 +230,12 @@ def input_fn_seeds(seed: int | None) -> Iterator[InputFnRandomOps]:
 # draws are the legacy op's, value for value (checked on 2.21).
 # `RandomUniformInt` draws differently and keeps the legacy kernel.
 #
+# 2.15 called the input_fn in the same graph first, so the model_fn's count
+# began after the input_fn's random ops (an unseeded `shuffle`, say): a
+# trace's count starts at the input_fn's (`last_input_fn_seed_count`), and
+# an op seeded from that count starts each call from the count of that
+# call's input_fn.
+#
 # Private symbols touched: `gen_random_ops.random_uniform`,
 # `random_standard_normal` and `truncated_normal` (wrapped; random_ops calls
 # them through the module), and `gen_stateful_random_ops.stateful_uniform`,
@@ -236,13 +255,29 @@ class RandomStates:
     """The state variables of a model_fn's seeded random ops, per mode and op."""
 
     def __init__(self) -> None:
-        self._states: dict[tuple[str, str, int, int], Any] = {}
+        # (mode, op name, seed, seed2 less the input_fn's count when counted,
+        # counted) -> its state.
+        self._states: dict[tuple[str, str, int, int, bool], Any] = {}
+        self._input_counts: dict[str, int] = {}
 
-    def variable(self, mode: str, name: str, seed: int, seed2: int) -> Any:
-        """The state of op `name` of `mode`'s traces (made at its start)."""
+    def input_count(self, mode: str) -> int:
+        """The random ops `mode`'s input_fn seeded from the graph seed, this call.
+
+        Before the mode's first restart, that of the input_fn just called.
+        """
+        count = self._input_counts.get(mode)
+        return last_input_fn_seed_count() if count is None else count
+
+    def variable(self, mode: str, name: str, seed: int, seed2: int, counted: bool) -> Any:
+        """The state of op `name` of `mode`'s traces (made at its start).
+
+        `counted`: whether `seed2` is the graph's count (no op seed given),
+        which went on from the input_fn's.
+        """
         import tensorflow as tf
 
-        key = (mode, name, seed, seed2)
+        offset = self.input_count(mode) if counted else 0
+        key = (mode, name, seed, seed2 - offset, counted)
         state = self._states.get(key)
         if state is None:
             with tf.init_scope():
@@ -253,10 +288,16 @@ class RandomStates:
         return state
 
     def restart(self, mode: str) -> None:
-        """Begins `mode`'s random sequences again, as 2.15's new graph per call did."""
-        for (state_mode, _, seed, seed2), state in self._states.items():
+        """Begins `mode`'s random sequences again, as 2.15's new graph per call did.
+
+        Called once the call's input_fn ran: ops seeded from the graph's
+        count start from that input_fn's count.
+        """
+        count = last_input_fn_seed_count()
+        self._input_counts[mode] = count
+        for (state_mode, _, seed, base, counted), state in self._states.items():
             if state_mode == mode:
-                state.assign(_start(seed, seed2))
+                state.assign(_start(seed, base + count if counted else base))
 
 
 def _start(seed: int, seed2: int) -> list[int]:
@@ -281,8 +322,10 @@ def _stateful(name: str, original: Any) -> Any:
         ):
             return original(shape, dtype, seed=seed, seed2=seed2, name=name)
         states, mode, graph = active
+        counted = getattr(_active, "op_seed", _UNSEEN) is None
+        _active.op_seed = _UNSEEN
         op_name = graph.unique_name(name or op_type, mark_as_used=False)
-        state = states.variable(mode, op_name, seed, seed2)
+        state = states.variable(mode, op_name, seed, seed2, counted)
         make_stateful = getattr(gen_stateful_random_ops, stateful_name)
         return make_stateful(state.handle, _PHILOX, shape, dtype=dtype, name=name or op_type)
 
@@ -290,9 +333,27 @@ def _stateful(name: str, original: Any) -> Any:
     return make
 
 
+_UNSEEN = object()
+
+
+class _RecordingGetSeed:
+    """`random_seed.get_seed`, noting in this thread the op seed it was last given."""
+
+    def __init__(self, get_seed: Any) -> None:
+        self.original = get_seed
+
+    def __call__(self, op_seed: Any) -> Any:
+        if getattr(_active, "value", None) is not None:
+            _active.op_seed = op_seed
+        return self.original(op_seed)
+
+
 def _install() -> None:
+    from tensorflow.python.framework import random_seed
     from tensorflow.python.ops import gen_random_ops
 
+    if not isinstance(random_seed.get_seed, (_RecordingGetSeed, _RestartingSeeds)):
+        random_seed.get_seed = _RecordingGetSeed(random_seed.get_seed)
     for name in _STATEFUL_FORMS:
         current = getattr(gen_random_ops, name)
         if getattr(current, "original", None) is None:
@@ -314,8 +375,12 @@ def shared_random_states(states: RandomStates | None, mode: str) -> Iterator[Non
         return
     if not _installed:
         _install()
+    graph = tf.compat.v1.get_default_graph()
+    if op_seed_count(graph) == 0 and not tf.distribute.has_strategy():
+        # The model_fn's count goes on from the input_fn's, as in 2.15's graph.
+        set_op_seed_count(graph, states.input_count(mode))
     saved = getattr(_active, "value", None)
-    _active.value = (states, mode, tf.compat.v1.get_default_graph())
+    _active.value = (states, mode, graph)
     try:
         yield
     finally:

@@ -10,6 +10,8 @@ strategy on one machine the step's one trace calls it once per replica,
 as 2.15 did.
 """
 
+import shutil
+
 import numpy as np
 import tensorflow as tf
 
@@ -122,7 +124,7 @@ def test_under_mirrored_strategy_each_replica_calls_the_model_fn_once(tmp_path):
         return mlp_model_fn(features, labels, mode, params)
 
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    config = ke.RunConfig(train_distribute=strategy, tf_random_seed=1)
+    config = ke.RunConfig(train_distribute=strategy, eval_distribute=strategy, tf_random_seed=1)
     est = ke.Estimator(model_fn, model_dir=str(tmp_path / "model"), params={"hidden": [8]}, config=config)
     est.train(input_fn(X, Y, batch_size=8), steps=3)
     assert log.read_text().split() == ["train"] * 2
@@ -143,6 +145,57 @@ def test_under_mirrored_strategy_each_replica_calls_the_model_fn_once(tmp_path):
     for name in ("dense/kernel", "dense/bias", "dense_1/kernel"):
         np.testing.assert_allclose(
             est.get_variable_value(name), single.get_variable_value(name), rtol=1e-5, atol=1e-6
+        )
+
+
+def test_under_mirrored_strategy_without_eval_distribute_evaluate_runs_alone(tmp_path):
+    """With a MirroredStrategy as train_distribute only, tf.estimator 2.15
+    evaluated without a strategy: it called the model_fn once per
+    evaluate(), and evaluate(steps=N) read N batches, giving a plain
+    Estimator's results on the same checkpoint (reference venv, two CPU
+    replicas: 2.15's results with steps None, 2 and 3 were those of a plain
+    Estimator). So does evaluate() here; before, it ran once per replica and
+    read N batches per replica (steps=2: accuracy 0.5 where 2.15 gave a
+    plain evaluation's 0.625). The variables stay the strategy's: an
+    Estimator made anew that evaluates first, then trains, trains as one
+    that never evaluated."""
+    calls = []
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    config = ke.RunConfig(train_distribute=strategy, tf_random_seed=1)
+    model_dir = str(tmp_path / "model")
+    est = ke.Estimator(_counting(calls), model_dir, config=config, params={"hidden": [8]})
+    est.train(input_fn(X, Y, batch_size=8), steps=3)
+    assert calls == ["train"] * 2
+    plain = ke.Estimator(mlp_model_fn, model_dir, params={"hidden": [8]})
+    for steps in (2, None):
+        calls.clear()
+        results = est.evaluate(input_fn(X, Y, batch_size=8, repeat=False), steps=steps)
+        assert calls == ([] if steps is None else ["eval"])
+        expected = plain.evaluate(input_fn(X, Y, batch_size=8, repeat=False), steps=steps)
+        assert results == expected
+
+    # Made anew on the trained model_dir, evaluating first: its variables are
+    # made in that evaluation, outside the strategy, and training then
+    # updates them on both replicas.
+    shutil.copytree(model_dir, tmp_path / "evaluated_first")
+    shutil.copytree(model_dir, tmp_path / "trained_only")
+    calls.clear()
+    fresh = ke.Estimator(
+        _counting(calls), str(tmp_path / "evaluated_first"), config=config, params={"hidden": [8]}
+    )
+    results = fresh.evaluate(input_fn(X, Y, batch_size=8, repeat=False), steps=2)
+    assert calls == ["eval"]
+    assert results == plain.evaluate(input_fn(X, Y, batch_size=8, repeat=False), steps=2)
+    fresh.train(input_fn(X, Y, batch_size=8), steps=3)
+    trained = ke.Estimator(
+        mlp_model_fn, str(tmp_path / "trained_only"), config=config, params={"hidden": [8]}
+    )
+    trained.train(input_fn(X, Y, batch_size=8), steps=3)
+    assert int(fresh.get_variable_value("global_step")) == 6
+    assert sorted(fresh.get_variable_names()) == sorted(trained.get_variable_names())
+    for name in trained.get_variable_names():
+        np.testing.assert_array_equal(
+            fresh.get_variable_value(name), trained.get_variable_value(name), err_msg=name
         )
 
 

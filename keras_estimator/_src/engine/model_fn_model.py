@@ -313,8 +313,13 @@ class ModelFnModel(keras.Model):
         strategy's scope), so each replica calls the model_fn once.
         """
         strategy = self.distribute_strategy
+        # A model made outside the store's strategy (evaluating as tf.estimator
+        # did without eval_distribute, or a parameter-server chief's local
+        # evaluation and prediction) traces its steps with none.
+        outside = self._store.strategy is not None and not tf.distribute.has_strategy()
         if (
             self._store.strategy not in (None, strategy)
+            and not (outside and strategy is tf.distribute.get_strategy())
             or (tf.distribute.has_strategy() and tf.distribute.get_strategy() is not strategy)
             or not shares_one_trace(strategy)
         ):

@@ -377,7 +377,7 @@ class StepFunctions:
                     # Prediction input is not split over replicas: one
                     # replica's worth of work runs on the whole batch.
                     return self._model.predict_step(data)
-                outputs = strategy.run(self._model.predict_step, args=(data,))
+                outputs = self._run(strategy, self._model.predict_step, data)
                 return tf.nest.map_structure(lambda v: _reduce_batch(strategy, v), outputs)
 
             def predict(data: Any) -> Any:
@@ -691,6 +691,24 @@ class StepFunctions:
                 self._value_functions[key] = False
         return _SharedEvaluation(traced, self._model.evaluation_state)
 
+    def _run(self, strategy: tf.distribute.Strategy, fn: Callable[[Any], Any], data: Any) -> Any:
+        """`strategy.run(fn, args=(data,))`; `fn(data)` for a model outside its store's strategy.
+
+        Such a model (evaluation without eval_distribute, a parameter-server
+        chief's evaluation and prediction) runs under TensorFlow's default
+        strategy, whose `run` enters that strategy's scope: a variable the
+        store then creates in its own strategy's scope, where the step's
+        trace makes it, would be refused as a mix of strategies. Outside
+        any scope the step sees the same (default) replica context.
+        """
+        if (
+            self._trace.store.strategy is not None
+            and not tf.distribute.has_strategy()
+            and strategy is tf.distribute.get_strategy()
+        ):
+            return fn(data)
+        return strategy.run(fn, args=(data,))
+
     def prebuild(self, kind: str, element_spec: Any, directory: tuple[str, ...] | None) -> Any:
         """The shared step of `element_spec`, traced now; None where steps are not shared."""
         prebuilder = self._prebuilders.get(kind)
@@ -734,7 +752,7 @@ class StepFunctions:
             # one: the store must hand out its variables here too (and, in
             # the building trace, create those, as a v1 optimizer's slots).
             with self._trace.store.scope(allow_creation=self._trace.building):
-                outputs = strategy.run(step_fn, args=(data,))
+                outputs = self._run(strategy, step_fn, data)
             fetched = outputs.pop(FETCHES_KEY, None) if workers else None
             loss_reduction = _reported_loss_reduction(strategy) if kind == "train" else None
             logs = {

@@ -422,6 +422,12 @@ class VariableStore:
                 if self._strategy is not None and (
                     not tf.distribute.has_strategy() or tf.distribute.in_cross_replica_context()
                 ):
+                    # A strategy's scope opens the current TF1 variable scope
+                    # again (the model_fn's `dense`, in a trace made outside
+                    # the strategy), which would prefix the name once more.
+                    stack.enter_context(
+                        tf.compat.v1.variable_scope(tf.compat.v1.VariableScope(None, name=""))
+                    )
                     stack.enter_context(self._strategy.scope())
                 variable = tf.Variable(initial_value, name=name, **options)
         finally:

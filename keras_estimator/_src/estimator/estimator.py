@@ -127,6 +127,8 @@ class Estimator:
         collective_keys.own_keys(self._strategy)
         self._store = VariableStore(self._strategy)
         self._model: ModelFnModel | None = None
+        # evaluate()'s model where it runs without the strategy (`_evaluates_alone`).
+        self._eval_model: ModelFnModel | None = None
         # `_checkpoint.identity` of the checkpoint the store holds.
         self._synced_checkpoint: tuple[Any, ...] | None = None
         self._predict_function: Any = None
@@ -504,7 +506,7 @@ class Estimator:
             _checkpoint.checkpoint_path_argument(checkpoint_path)
         )
         user_hooks, user_callbacks = _hooks_and_callbacks(hooks, callbacks)
-        model = self._get_model()
+        model = self._get_eval_model()
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.EVAL)
         model.build_mode(ModeKeys.EVAL, element_spec, getattr(dataset, "element_spec", None))
         evaluated_path = self._sync(checkpoint_path, ModeKeys.EVAL)
@@ -782,6 +784,30 @@ class Estimator:
             self._model = model
         return self._model
 
+    def _evaluates_alone(self) -> bool:
+        """Whether evaluate() runs without the strategy, as tf.estimator 2.15's did.
+
+        2.15 distributed evaluation only when `eval_distribute` was set; with
+        a `MirroredStrategy` as `train_distribute` alone it evaluated on one
+        device: one model_fn call, one batch per step (`evaluate(steps=N)`
+        read N batches, not N per replica). The variables stay the strategy's.
+        """
+        return self._config.eval_distribute is None and isinstance(
+            self._strategy, tf.distribute.MirroredStrategy
+        )
+
+    def _get_eval_model(self) -> ModelFnModel:
+        """The model evaluate() runs: the Estimator's, or one made outside the strategy."""
+        if not self._evaluates_alone():
+            return self._get_model()
+        if self._eval_model is None:
+            model = ModelFnModel(
+                self._model_fn, self._model_fn_args, self._params, self._config, self._store
+            )
+            model.compile(optimizer=None, jit_compile=False, steps_per_execution=1)
+            self._eval_model = model
+        return self._eval_model
+
     def _dataset(
         self,
         input_fn: Callable[..., Any],
@@ -824,6 +850,8 @@ class Estimator:
         servers the TRAIN input is made on each worker (`ps_training`).
         """
         strategy = self._strategy
+        if mode == ModeKeys.EVAL and self._evaluates_alone():
+            strategy = None
         if mode == ModeKeys.TRAIN and _ps_training.is_parameter_server_strategy(strategy):
             return _ps_training.per_worker_input(
                 strategy,

@@ -22,7 +22,7 @@ from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.canned import optimizers
 from keras_estimator._src.estimator.estimator import Estimator
 from keras_estimator._src.feature_column.parsing_utils import parse_example_spec
-from keras_estimator._src.head import training_summaries
+from keras_estimator._src.head import head_inputs, training_summaries
 from keras_estimator._src.head.base_head import SUM_OVER_BATCH_SIZE, Head, check_head
 from keras_estimator._src.head.classification_heads import (
     BinaryClassHead,
@@ -260,6 +260,7 @@ def classification_head(
     n_classes: Any, weight_column: Any, label_vocabulary: Any, loss_reduction: str
 ) -> Head:
     """The head a canned classifier uses for `n_classes`."""
+    n_classes = head_inputs.integer_n_classes(n_classes)
     if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes < 2:
         raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}.")
     if n_classes == 2:

@@ -68,6 +68,15 @@ class MultiClassHead(base_head.WeightedHead):
             raise ValueError(
                 "n_classes cannot be None. Give the number of classes (at least 3)."
             )
+        given, n_classes = n_classes, head_inputs.integer_n_classes(n_classes)
+        if isinstance(n_classes, int) and not isinstance(given, int) and n_classes <= 2:
+            # 2.15 checked a numpy or tensor n_classes with an assertion op.
+            raise tf.errors.InvalidArgumentError(
+                None,
+                None,
+                f"n_classes must be greater than 2, got {given!r}. MultiClassHead "
+                "needs at least 3 classes; for two use BinaryClassHead.",
+            )
         if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes <= 2:
             raise ValueError(
                 f"n_classes must be > 2: {n_classes!r}. MultiClassHead needs at least "

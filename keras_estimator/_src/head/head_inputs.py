@@ -16,12 +16,37 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
 from keras_estimator._src.base.fn_args import fn_args
 
 _NUMERIC_COLUMNS = ("NumericColumn", "_NumericColumn")
 _LOSS_FN_ARGS = ("labels", "logits", "features", "loss_reduction")
+
+
+def integer_n_classes(n_classes: Any) -> Any:
+    """`n_classes` as a Python int when it is an integer of another kind.
+
+    tf.estimator 2.15 took any integer its checks could compare: a numpy
+    integer (`np.int32(3)`, as `labels.max() + 1` gives) or a scalar integer
+    tensor with a known value. Anything else is returned as given, for the
+    caller's check to refuse.
+    """
+    if isinstance(n_classes, bool) or isinstance(n_classes, int):
+        return n_classes
+    if isinstance(n_classes, np.integer):
+        return int(n_classes)
+    if isinstance(n_classes, (np.ndarray, tf.Tensor)) and n_classes.dtype in (
+        np.int32,
+        np.int64,
+        tf.int32,
+        tf.int64,
+    ):
+        value = tf.get_static_value(n_classes) if isinstance(n_classes, tf.Tensor) else n_classes
+        if value is not None and np.ndim(value) == 0:
+            return int(value)
+    return n_classes
 
 
 def check_logits(logits: Any, logits_dimension: int) -> tf.Tensor:

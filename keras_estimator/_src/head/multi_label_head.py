@@ -74,6 +74,7 @@ class MultiLabelHead(base_head.WeightedHead):
         classes_for_class_based_metrics: Sequence[int | str] | None = None,
         name: str | None = None,
     ) -> None:
+        n_classes = head_inputs.integer_n_classes(n_classes)
         if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes < 2:
             raise ValueError(
                 "n_classes must be > 1 for multi-label classification. Given: "

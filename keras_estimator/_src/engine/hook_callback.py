@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import keras
@@ -669,17 +670,16 @@ class HookCallback(keras.callbacks.Callback):
                     pass  # a loss that is not a tensor of this graph
         return graph
 
-    @contextlib.contextmanager
-    def _graph_lookups(self) -> Iterator[None]:
+    def _graph_lookups(self) -> AbstractContextManager[Any]:
         """Where hooks run after begin(): lookups answer from begin()'s graph.
 
         As in a tf.estimator session, `get_global_step()`, `get_collection`
         and `get_tensor_by_name` find the training graph's objects in every
-        hook method; the hook's own operations still run eagerly.
+        hook method; the hook's own operations still run eagerly. (The
+        context is returned as it is, not wrapped in a generator of its
+        own: it is entered twice per run.)
         """
         graph = self._graph
         if graph is None:
-            yield
-            return
-        with default_graph.lookups_in(graph):
-            yield
+            return contextlib.nullcontext()
+        return default_graph.lookups_in(graph)

@@ -119,6 +119,10 @@ class UserCallbacks(keras.callbacks.Callback):
         # keyword, the others by position (a LambdaCallback's functions see
         # the difference).
         keyword = "_batch_" in method
+        if not self.callbacks:
+            # Nothing to forward (the common case, called around every run).
+            self._pass_stop()
+            return
         with self._step_lookups():
             for callback in self.callbacks:
                 if keyword:
@@ -210,10 +214,10 @@ class UserCallbacks(keras.callbacks.Callback):
                     tf.summary.graph(graph)
 
     def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_train_batch_begin", batch, _fit_logs(logs))
+        self._forward("on_train_batch_begin", batch, _fit_logs(logs) if self.callbacks else logs)
 
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_train_batch_end", batch, _fit_logs(logs))
+        self._forward("on_train_batch_end", batch, _fit_logs(logs) if self.callbacks else logs)
 
     def on_test_begin(self, logs: dict[str, Any] | None = None) -> None:
         self._forward("on_test_begin", _fit_logs(logs))
@@ -222,10 +226,10 @@ class UserCallbacks(keras.callbacks.Callback):
         self._forward("on_test_end", _fit_logs(logs))
 
     def on_test_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_test_batch_begin", batch, _fit_logs(logs))
+        self._forward("on_test_batch_begin", batch, _fit_logs(logs) if self.callbacks else logs)
 
     def on_test_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_test_batch_end", batch, _fit_logs(logs))
+        self._forward("on_test_batch_end", batch, _fit_logs(logs) if self.callbacks else logs)
 
     # ---- a callback restoring the model ----------------------------------------------
     def _follow_restore(self, view: Any, before: tuple[int, int] | None) -> None:

@@ -52,6 +52,15 @@ Model.fit + HookCallback: one ``fit`` after a 200-step ``fit``). Predict: one
 untimed call, then the mean of K calls of
 ``next(est.predict(single_example_input_fn))``, each with a fresh generator.
 
+Every timed train also records its CPU time (``time.process_time``, all the
+process's threads; the reference reports its own), which other jobs on a
+shared machine move far less than wall time: each ratio above is also given
+in CPU time (the other side's CPU seconds over ours for the same steps). And
+``Estimator.train`` is timed against the fused model_fn step in
+``FUSED_PAIRS`` back-to-back pairs of N/2 steps (alternating which goes
+first): the median of the pairs' ratios, in CPU and in wall time, is the
+loop's overhead measured on the same machine state.
+
 Everything is measured ``--rounds`` times (default 5). Each round runs the
 reference and our side one after the other, never both at once, the
 reference first in even rounds and last in odd ones, so that a machine
@@ -104,6 +113,8 @@ REFERENCE_SCRIPT = _HERE / "_tf215_reference.py"
 FUSED_WARMUP_STEPS = 10
 # Back-to-back pairs of Estimator.train and Model.fit + HookCallback.
 FIT_PAIRS = 6
+# Back-to-back pairs of Estimator.train and the fused model_fn step.
+FUSED_PAIRS = 6
 
 
 _log = make_log("bench_core")
@@ -191,9 +202,10 @@ def bench_keras_estimator(train_steps: int, predict_calls: int) -> dict[str, Any
 
         step_before = int(est.get_variable_value("global_step"))
         with _capture_step_rates() as capture:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             est.train(train_input_fn, steps=train_steps)
             elapsed = time.perf_counter() - t0
+            result["train_cpu_s"] = time.process_time() - c0
         step_after = int(est.get_variable_value("global_step"))
         if step_after - step_before != train_steps:
             raise RuntimeError(
@@ -283,9 +295,10 @@ def _bench_hook_every_step(
     hook = LossHook()
     step_before = int(est.get_variable_value("global_step"))
     with _capture_step_rates() as capture:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         est.train(train_input_fn, steps=train_steps, hooks=[hook])
         elapsed = time.perf_counter() - t0
+        cpu = time.process_time() - c0
     ran = int(est.get_variable_value("global_step")) - step_before
     if ran != train_steps:
         raise RuntimeError(f"hooked train ran {ran} steps, expected {train_steps}")
@@ -299,6 +312,7 @@ def _bench_hook_every_step(
         "hook_values_seen": len(hook.losses),
         "hook_last_loss": float(hook.losses[-1]),
         "train_s": elapsed,
+        "train_cpu_s": cpu,
         "train_steps_per_sec": train_steps / elapsed,
         "train_steps_per_sec_steady": _steady(capture),
         "steady_samples": len(capture.values),
@@ -405,9 +419,10 @@ def _bench_fused_model_fn_step(
     loop(tf.constant(FUSED_WARMUP_STEPS)).numpy()
     result["warmup_train_s"] = time.perf_counter() - t0
     step_before = _global_step_now(est)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     final_loss = float(loop(tf.constant(train_steps)).numpy())
     elapsed = time.perf_counter() - t0
+    result["train_cpu_s"] = time.process_time() - c0
     ran = _global_step_now(est) - step_before
     if ran != train_steps:
         raise RuntimeError(
@@ -419,6 +434,33 @@ def _bench_fused_model_fn_step(
     _log(
         f"fused model_fn step tf.function({train_steps}): {elapsed:.2f}s "
         f"({result['train_steps_per_sec']:.0f} steps/s)"
+    )
+    # Paired: Estimator.train (default hooks, end to end) and this loop back
+    # to back, in alternating order, so that both see the same machine; per
+    # pair, the loop's time over train's (train's speed as a fraction of
+    # the loop's), in CPU time and in wall time.
+    pair_steps = max(train_steps // 2, 1)
+    cpu_ratios, wall_ratios = [], []
+    for index in range(FUSED_PAIRS):
+        cpu, wall = {}, {}
+        for name in ("train", "loop") if index % 2 == 0 else ("loop", "train"):
+            t0, c0 = time.perf_counter(), time.process_time()
+            if name == "train":
+                est.train(train_input_fn, steps=pair_steps)
+            else:
+                loop(tf.constant(pair_steps)).numpy()
+            cpu[name] = time.process_time() - c0
+            wall[name] = time.perf_counter() - t0
+        cpu_ratios.append(cpu["loop"] / cpu["train"])
+        wall_ratios.append(wall["loop"] / wall["train"])
+    result["paired_train_vs_loop_cpu"] = cpu_ratios
+    result["paired_train_vs_loop_wall"] = wall_ratios
+    result["paired_train_vs_loop_cpu_median"] = statistics.median(cpu_ratios)
+    result["paired_train_vs_loop_wall_median"] = statistics.median(wall_ratios)
+    _log(
+        f"Estimator.train / fused model_fn step, {FUSED_PAIRS} pairs of {pair_steps} "
+        f"steps: median CPU {result['paired_train_vs_loop_cpu_median']:.2f}, "
+        f"wall {result['paired_train_vs_loop_wall_median']:.2f}"
     )
     return result
 
@@ -458,11 +500,12 @@ def bench_keras_fit(train_steps: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     model.fit(dataset, steps_per_epoch=WARMUP_STEPS, epochs=1, verbose=0, shuffle=False)
     result["warmup_train_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     history = model.fit(
         dataset, steps_per_epoch=train_steps, epochs=1, verbose=0, shuffle=False
     )
     elapsed = time.perf_counter() - t0
+    result["train_cpu_s"] = time.process_time() - c0
     result["train_s"] = elapsed
     result["train_steps_per_sec"] = train_steps / elapsed
     result["final_loss"] = float(history.history["loss"][-1])
@@ -503,9 +546,10 @@ def bench_fused(train_steps: int) -> dict[str, Any]:
     train_n(tf.constant(FUSED_WARMUP_STEPS)).numpy()
     result["warmup_train_s"] = time.perf_counter() - t0
     iterations_before = int(optimizer.iterations.numpy())
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     final_loss = float(train_n(tf.constant(train_steps)).numpy())
     elapsed = time.perf_counter() - t0
+    result["train_cpu_s"] = time.process_time() - c0
     ran = int(optimizer.iterations.numpy()) - iterations_before
     if ran != train_steps:
         raise RuntimeError(f"fused loop ran {ran} steps, expected {train_steps}")
@@ -580,6 +624,28 @@ def _ratios(results: dict[str, Any]) -> dict[str, float | None]:
         "fit_hook_callback_vs_ours_paired": fit_hooks.get("paired_fit_over_train_median"),
         "predict_speedup_vs_ref": _ratio(
             ref.get("predict_call_ms"), ours["predict_call_ms"]
+        ),
+        # The same comparisons in CPU time (all the process's threads), which
+        # other jobs on a shared machine move far less than wall time: the
+        # other side's CPU seconds over ours for the same number of steps.
+        "ours_vs_ref_train_cpu": _ratio(ref.get("train_cpu_s"), ours.get("train_cpu_s")),
+        "ours_vs_fused_limit_train_cpu": _ratio(
+            fused.get("train_cpu_s"), ours.get("train_cpu_s")
+        ),
+        "ours_vs_fused_model_fn_step_train_cpu": _ratio(
+            fused_mf.get("train_cpu_s"), ours.get("train_cpu_s")
+        ),
+        "ours_hook_vs_ref_hook_train_cpu": _ratio(
+            ref.get("train_with_hook_cpu_s"), hooked.get("train_cpu_s")
+        ),
+        "ours_observer_hook_vs_ref_hook_train_cpu": _ratio(
+            ref.get("train_with_hook_cpu_s"), observed.get("train_cpu_s")
+        ),
+        "ours_vs_fused_model_fn_step_paired_cpu": fused_mf.get(
+            "paired_train_vs_loop_cpu_median"
+        ),
+        "ours_vs_fused_model_fn_step_paired_wall": fused_mf.get(
+            "paired_train_vs_loop_wall_median"
         ),
     }
 
@@ -683,6 +749,21 @@ def _print_report(
         "ours_vs_fit_hook_callback_train": "keras_estimator / Model.fit + HookCallback train",
         "fit_hook_callback_vs_ours_paired": "Model.fit + HookCallback / Estimator.train, paired",
         "predict_speedup_vs_ref": "predict speedup (ref ms / ours ms)",
+        "ours_vs_ref_train_cpu": "CPU time: keras_estimator / tf.estimator 2.15 train",
+        "ours_vs_fused_limit_train_cpu": "CPU time: keras_estimator / fused limit train",
+        "ours_vs_fused_model_fn_step_train_cpu": (
+            "CPU time: keras_estimator / fused model_fn step"
+        ),
+        "ours_hook_vs_ref_hook_train_cpu": "CPU time: hook every step, ours / 2.15",
+        "ours_observer_hook_vs_ref_hook_train_cpu": (
+            "CPU time: observer hook every step, ours / 2.15"
+        ),
+        "ours_vs_fused_model_fn_step_paired_cpu": (
+            "paired: Estimator.train / fused model_fn step, CPU"
+        ),
+        "ours_vs_fused_model_fn_step_paired_wall": (
+            "paired: Estimator.train / fused model_fn step, wall"
+        ),
     }
     print()
     print(f"Ratios: median over {results['rounds']} rounds (lowest - highest round)")

@@ -143,3 +143,34 @@ def test_predict_on_tensors_warns_that_it_yields_forever_as_2_15_did(tmp_path, w
         "Input graph does not use tf.data.Dataset or contain a QueueRunner. That "
         "means predict yields forever. This is probably a mistake."
     ) == 1
+
+
+def test_python_values_an_input_fn_returns_reach_model_fn_as_tensors(tmp_path):
+    """tf.estimator 2.15 handed the model_fn what the input_fn returned, as
+    given: a dict of Python lists stayed lists (reference venv, train,
+    evaluate and predict). Here they are the tensors of those values, with
+    the same contents; a model_fn that only passes them to TensorFlow ops
+    computes the same."""
+    seen = {}
+
+    def input_fn():
+        return {"x": [[1.0], [2.0]]}, [[1], [0]]
+
+    def model_fn(features, labels, mode):
+        seen[mode] = (features["x"], labels)
+        loss = tf.reduce_sum(features["x"]) * 0.0
+        step = tf.compat.v1.train.get_global_step()
+        return ke.EstimatorSpec(
+            mode,
+            loss=loss,
+            train_op=tf.compat.v1.assign_add(step, 1),
+            predictions={"x": features["x"]},
+        )
+
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path))
+    est.train(input_fn, steps=1)
+    features, labels = seen[ke.ModeKeys.TRAIN]
+    assert isinstance(features, tf.Tensor) and isinstance(labels, tf.Tensor)
+    assert (features.dtype, labels.dtype) == (tf.float32, tf.int32)
+    prediction = next(est.predict(lambda: {"x": [[1.0], [2.0]]}))
+    np.testing.assert_array_equal(prediction["x"], [1.0])

@@ -63,6 +63,20 @@ def test_a_save_reads_each_variable_with_one_operation(tmp_path):
         )
 
 
+def test_a_first_train_call_runs_no_eager_identity(tmp_path):
+    # Its two saves and the global step reads around them read each variable
+    # by one operation: a cold start makes no Identity kernel.
+    import keras_estimator as ke
+    from tests._models import input_fn, make_data, mlp_model_fn
+
+    x, y = make_data(16)
+    estimator = ke.Estimator(mlp_model_fn, str(tmp_path), params={"hidden": [4]})
+    executed = _eager_ops(lambda: estimator.train(input_fn(x, y, batch_size=8), steps=1))
+    assert "SaveV2" in executed and "ReadVariableOp" in executed
+    assert "Identity" not in executed
+    assert _checkpoint.step_of(estimator.latest_checkpoint()) == 1
+
+
 def test_missing_variable_is_named(tmp_path):
     prefix = _checkpoint.save(variables(), str(tmp_path), 1, _checkpoint.RetentionPolicy())
     with pytest.raises(ValueError, match=r"no value for variables \['dense_1/bias'\]"):

@@ -32,7 +32,8 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.tf_internals import v1_iterators
+from keras_estimator._src.engine import queue_input
+from keras_estimator._src.tf_internals import graph_seeds, v1_iterators
 
 _HOW_TO_RETURN_A_DATASET = (
     "Return the dataset itself from input_fn (e.g. `return dataset`, mapping "
@@ -63,8 +64,11 @@ def call_input_fn(call: Callable[[], Any]) -> Any:
             _eager_collections(),
         ):
             result = call()
-    except RuntimeError as error:
-        if "placeholder" in str(error) and "eager" in str(error):
+    except (RuntimeError, ValueError) as error:
+        if queue_input.uses_queue_runners(error):
+            # TF1 queues: read on a Session of their own, as 2.15's session did.
+            return queue_input.dataset_from_queues(call, graph_seeds.input_fn_graph_seed())
+        if isinstance(error, RuntimeError) and "placeholder" in str(error) and "eager" in str(error):
             raise ValueError(
                 f"input_fn creates a tf.compat.v1.placeholder ({error}); "
                 "nothing feeds placeholders here (there is no Session, and "

@@ -175,6 +175,7 @@ def input_fn_seeds(seed: int | None) -> Iterator[InputFnRandomOps]:
     """
     seen = InputFnRandomOps()
     _input_fn_counts.value = 0
+    _input_fn_counts.seed = seed
     if seed is None:
         with _restarting_kernels(seen, None):
             yield seen
@@ -205,6 +206,11 @@ def input_fn_seeds(seed: int | None) -> Iterator[InputFnRandomOps]:
 # from the graph seed: 2.15 called the input_fn in the model_fn's graph, so
 # the model_fn's count went on from there.
 _input_fn_counts = threading.local()
+
+
+def input_fn_graph_seed() -> int | None:
+    """The graph seed of the input_fn running in this thread (`tf_random_seed`)."""
+    return getattr(_input_fn_counts, "seed", None)
 
 
 def last_input_fn_seed_count() -> int:

@@ -67,6 +67,8 @@ def dataset_from_queues(call: Callable[[], Any], seed: int | None) -> tf.data.Da
             tf.compat.v1.local_variables_initializer(),
             tf.compat.v1.tables_initializer(),
         )
+    if isinstance(outputs, (tuple, list)) and len(outputs) == 2 and outputs[1] is None:
+        outputs = outputs[0]  # (features, None): features alone, labels None
     fetches = tf.nest.map_structure(_as_tensor, outputs)
     session, coordinator, threads = _start(graph, initializers)
     try:

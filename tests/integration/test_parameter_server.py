@@ -220,14 +220,14 @@ def test_cluster_trains_checkpoints_and_restores_into_a_plain_estimator(tmp_path
     assert _checkpoint_steps(model_dir) == [0, 100, 200, 300]
     assert _summary_steps(model_dir, "loss") == [1, 101, 201]
     # The chief's model_fn calls (docs/differences.md): the first
-    # evaluate() and predict() (run on the chief, outside the strategy) once
-    # each, the step's one trace; train() five times, a building trace, the
-    # loop's steps and a fetching step per set of values its hooks fetch;
-    # the later evaluate() none. Workers and the ps never call it.
-    # tf.estimator 2.15 (train_and_evaluate under the tf.compat.v1
-    # ParameterServerStrategy, reference venv) called it once per train(),
-    # evaluate() and predict() on the chief and on each worker.
-    assert result["model_fn_calls"] == ["eval"] + ["train"] * 5 + ["infer"]
+    # evaluate(), train() and predict() once each, the step's one trace,
+    # which the chief's evaluation and prediction run and the workers run
+    # for every scheduled chunk and fetching step; the later evaluate()
+    # none. Workers and the ps never call it. tf.estimator 2.15
+    # (train_and_evaluate under the tf.compat.v1 ParameterServerStrategy,
+    # reference venv) called it once per train(), evaluate() and predict()
+    # on the chief and on each worker.
+    assert result["model_fn_calls"] == ["eval", "train", "infer"]
     logged = re.findall(r"loss = ([\d.e-]+), step = (\d+)", cluster.log("chief"))
     assert [int(step) for _, step in logged] == [0, 50, 100, 150, 200, 250]
     assert float(logged[-1][0]) < float(logged[0][0])

@@ -359,6 +359,21 @@ class ModelFnModel(keras.Model):
         )
         return True
 
+    def shared_train_step(self, element_spec: Any, directory: tuple[str, ...] | None) -> Any:
+        """The training step's one trace for `element_spec` (`StepFunctions`' shared step).
+
+        Its summaries are written to `directory`'s (None: the first trace's).
+        None where the steps do not share a trace. The TRAIN mode must be
+        built (`build_mode`) first.
+        """
+        return self._steps.prebuild("train", element_spec, directory)
+
+    def shared_fetching_step(
+        self, shared: Any, plan: _fetches.FetchPlan, summaries: bool
+    ) -> Callable[[Any], dict[str, Any]] | None:
+        """A step of `shared` that also returns what `plan` fetches (None: it cannot)."""
+        return self._steps.shared_fetching(shared, plan, summaries)
+
     def reset_metrics(self) -> None:
         super().reset_metrics()
         reset = getattr(self._trace.model_fn, "reset_metrics", None)

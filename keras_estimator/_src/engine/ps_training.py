@@ -34,7 +34,11 @@ A run is what the hooks allow (`loop.plan_steps`), as in local training: N
 steps are split into one chunk per worker, each chunk a fused loop of steps in
 one scheduled function (a schedule costs several RPCs, so chunks amortise it),
 and the coordinator joins before the hooks see the run. A run whose hooks
-fetch tensors is one step on one worker. Workers run their chunks
+fetch tensors is one step on one worker. With one replica per worker, every
+chunk and fetching step runs the model's one trace of the training step,
+made on the chief (which called the model_fn once, creating the variables
+on the parameter servers), as tf.estimator's chief called it once per
+`train()`. Workers run their chunks
 concurrently; the global step (a variable on a parameter server) counts the
 steps of all workers, and after every run it has advanced by exactly the
 steps run (see `_Runner._finish` for train_ops that do not advance it).
@@ -100,6 +104,7 @@ from keras_estimator._src.engine.step_functions import (
     fetch_plan_key,
     fetching_step,
 )
+from keras_estimator._src.engine.summaries import summary_dirs
 from keras_estimator._src.engine.variable_store import VariableStore
 
 logger = logging.getLogger("keras_estimator")
@@ -218,10 +223,32 @@ class _Steps:
         self._logs_specs: dict[str, Any] = {}
         self._fetching: dict[tuple[Any, ...], Any] = {}
         self._current_spec: Any = None
+        self._element_spec: Any = None
+        # The model's one trace of the training step for the current input
+        # (`shares`), which the chunks and the fetching steps run.
+        self._shared: Any = None
         # Up to `num_steps` steps on one worker: (steps run, last step's logs
         # with this worker's first NaN step). Fewer run only when this
         # worker's input ends; no batch is lost between chunks.
-        self.chunk = fused_loop.fused_steps(self.one_step, lambda: self._current_spec)
+        self.chunk = fused_loop.fused_steps(self._chunk_step, lambda: self._current_spec)
+
+    def _shares(self) -> bool:
+        """Whether the workers run the model's one trace of the step.
+
+        So with one replica per worker: the chief traced the step (outside
+        the strategy, creating the variables on the parameter servers) as
+        each worker's replica runs it, and the model_fn is called once per
+        train(), as tf.estimator 2.15 called it once per task. With several
+        replicas a worker splits its batch, and its steps trace their own.
+        """
+        return bool(self._strategy.num_replicas_in_sync == 1)
+
+    def _chunk_step(self, element: Any) -> dict[str, tf.Tensor]:
+        shared = self._shared
+        fused = None if shared is None else shared.fused_step()
+        if fused is None:
+            return self.one_step(element)
+        return fused(element)
 
     def one_step(self, element: Any) -> dict[str, tf.Tensor]:
         """One training step on this worker's replicas; their logs merged."""
@@ -250,15 +277,34 @@ class _Steps:
         return self._logs_specs[key]
 
     def prepare(self, element_spec: Any) -> None:
-        """Sets the logs structure `chunk` is traced with."""
-        self._current_spec = self.logs_spec(element_spec)
+        """Sets the step and the logs structure `chunk` is traced with."""
+        self._element_spec = element_spec
+        self._shared = (
+            self._model.shared_train_step(element_spec, None) if self._shares() else None
+        )
+        if self._shared is None:
+            self._current_spec = self.logs_spec(element_spec)
+        else:
+            self._current_spec = tf.nest.map_structure(
+                lambda t: tf.TensorSpec(t.shape, t.dtype), self._shared.logs_structure
+            )
 
     def fetching(self, plan: _fetches.FetchPlan) -> Any:
         """A step that also returns what the hooks' `plan` fetches (`fetching_step`)."""
-        key = fetch_plan_key(plan)
+        key = (*fetch_plan_key(plan), repr(self._element_spec))
         function = self._fetching.get(key)
         if function is None:
-            step = fetching_step(self._model.trace, self.one_step, plan)
+            shared_step = None
+            if self._shared is not None:
+                directories = summary_dirs(plan.keys)
+                shared = self._model.shared_train_step(
+                    self._element_spec, tuple(directories) if directories else None
+                )
+                if shared is not None:
+                    shared_step = self._model.shared_fetching_step(
+                        shared, plan, bool(directories)
+                    )
+            step = fetching_step(self._model.trace, self.one_step, plan, shared_step)
             function = tf.function(step, autograph=False)
             self._fetching[key] = function
         return function

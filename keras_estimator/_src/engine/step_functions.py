@@ -591,6 +591,19 @@ class StepFunctions:
         )
         return count, logs, input_ended
 
+    def shared_fetching(
+        self,
+        shared: _SharedStep | _SharedEvaluation,
+        plan: _fetches.FetchPlan,
+        summaries: bool,
+    ) -> Callable[[Any], dict[str, Any]] | None:
+        """A step of `shared` returning its logs and, under `FETCHES_KEY`, what `plan` fetches.
+
+        None when it cannot (its summaries cannot be left out). The
+        parameter-server driver schedules it on the workers.
+        """
+        return self._shared_fetching(shared, plan, summaries)
+
     def _shared_fetching(
         self,
         shared: _SharedStep | _SharedEvaluation,

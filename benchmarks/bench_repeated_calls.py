@@ -16,7 +16,8 @@ rounds and last in odd ones (``_runner.alternating_rounds``):
   with ``RunConfig()`` defaults and a fresh model_dir;
 * cold start: in the fresh process, after the imports (tf.estimator's
   package, which TF 2.15 imports on first use, included), ``Estimator(...)``
-  to the end of ``train(steps=1)``; training then goes on to ``--train-steps``;
+  to the end of ``train(steps=1)``; training then goes on to ``TRAIN_STEPS``
+  (200 steps for the MLP, 10 for the others);
 * evaluate: ``evaluate(input_fn)`` on the first 20 batches of the data, to the
   end of the input. One untimed call, then ``--eval-calls`` timed calls;
 * predict: ``next(est.predict(input_fn))`` on the single first example

@@ -275,3 +275,30 @@ def test_an_evaluation_refused_one_thread_starts_again_with_its_metrics_reset(
     results = cond_estimator.evaluate(eval_input_fn(20, 4, seed=9))
     assert spy.single_threaded == [True, False]
     _assert_same(results, per_batch)
+
+
+def test_a_small_input_has_its_iterator_made_in_the_evaluation_call(estimator, monkeypatch):
+    # A small in-memory input read whole by one call is iterated by the call
+    # itself, as `inputs.make_iterator` iterates it; any other input gets its
+    # iterator from `make_iterator` first.
+    from keras_estimator._src.engine import inputs
+
+    made = []
+    original = inputs.make_iterator
+
+    def counted(dataset):
+        made.append(dataset)
+        return original(dataset)
+
+    monkeypatch.setattr(inputs, "make_iterator", counted)
+    per_batch = estimator.evaluate(eval_input_fn(20, 4), hooks=[ke.SessionRunHook()])
+    made.clear()
+    _assert_same(estimator.evaluate(eval_input_fn(20, 4)), per_batch)
+    assert made == []
+    x, y = make_data(num_examples=20, seed=7)
+
+    def mapped_input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).map(lambda f, label: (f, label)).batch(4)
+
+    _assert_same(estimator.evaluate(mapped_input_fn), per_batch)
+    assert len(made) == 1

@@ -125,8 +125,7 @@ def make_iterator(dataset: tf.data.Dataset) -> Any:
     The elements and their order are the same. Any other input, or one
     whose options the input_fn set, is iterated as TensorFlow does.
     """
-    size = dataset_sources.in_memory_bytes(dataset)
-    if size is None or size > SMALL_INPUT_BYTES:
+    if not is_small_input(dataset):
         return iter(dataset)
     key = repr(dataset.element_spec)
     make = _small_input_iterators.get(key)
@@ -137,6 +136,17 @@ def make_iterator(dataset: tf.data.Dataset) -> Any:
             _small_input_iterator, autograph=False
         ).get_concrete_function(tf.data.DatasetSpec(dataset.element_spec))
     return function_calls.call_traced(make, dataset)
+
+
+def is_small_input(dataset: tf.data.Dataset) -> bool:
+    """Whether `make_iterator` iterates `dataset` without tf.data's rewrites."""
+    size = dataset_sources.in_memory_bytes(dataset)
+    return size is not None and size <= SMALL_INPUT_BYTES
+
+
+def small_input_iterator(dataset: tf.data.Dataset) -> Any:
+    """The iterator `make_iterator` makes of a small input, made in the caller's trace."""
+    return _small_input_iterator(dataset)
 
 
 def _small_input_iterator(dataset: tf.data.Dataset) -> Any:

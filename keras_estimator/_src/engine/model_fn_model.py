@@ -518,11 +518,25 @@ class ModelFnModel(keras.Model):
         loop_for = self._steps.evaluation_loop()
         if loop_for is None:
             return None
+        whole = self._whole_evaluation
+        shared = self._steps.prebuild("test", dataset.element_spec, None)
+        if (
+            shared is not None
+            and inputs.is_small_input(dataset)
+            and whole.fits_one_call(dataset, steps)
+        ):
+            # Its iterator is made in the call itself.
+            loop = whole.loop(shared, lambda: self.logs_specs[ModeKeys.EVAL])
+            values = self._steps.metric_values_function(dataset.element_spec)
+            try:
+                return whole.run(dataset, steps, loop, values, self.metrics)
+            except SingleThreadRefused:
+                # Some batches may have run: start again, the metrics reset.
+                self._store.reset_local_variables()
         # The box holds the only reference to the iterator, freed on the
         # release thread (`input_release`).
         box = [inputs.make_iterator(dataset)]
         try:
-            shared = self._steps.prebuild("test", box[0].element_spec, None)
             loop = (
                 loop_for(box[0])
                 if shared is None

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from keras_estimator._src.engine import fused_loop, step_call
+from keras_estimator._src.engine import fused_loop, inputs, step_call
 from keras_estimator._src.engine.run_plan import MAX_FUSED_STEPS
 from keras_estimator._src.tf_internals import function_calls
 
@@ -60,7 +60,7 @@ class WholeEvaluation:
     def __init__(self) -> None:
         # Keyed by the loop's and values function's ids: each entry holds
         # them, and whether the function runs on the single-threaded executor.
-        self._functions: dict[tuple[int, int, bool], list[Any]] = {}
+        self._functions: dict[tuple[int, int, bool, bool], list[Any]] = {}
         # id(shared evaluation step) -> (that step, its fused loop).
         self._loops: dict[int, tuple[Any, Any]] = {}
         # False once TensorFlow refused the single-threaded executor.
@@ -77,7 +77,10 @@ class WholeEvaluation:
         """Evaluates `steps` batches of `iterator` (all when None).
 
         Args:
-            iterator: the input iterator.
+            iterator: the input iterator; or a small input
+                (`inputs.is_small_input`) that one call reads whole
+                (`fits_one_call`), whose iterator the call makes as
+                `inputs.make_iterator` would, saving that call.
             steps: the most batches to run; None for all.
             loop: the evaluation's fused loop: traced for `iterator`
                 (`StepFunctions.evaluation_loop`), or `loop(...)`'s.
@@ -90,6 +93,7 @@ class WholeEvaluation:
             `evaluate` and the final metric values (these override the last
             step's), and the steps run.
         """
+        in_call = isinstance(iterator, tf.data.Dataset)
         ran = 0
         first = True
         logs: Any = {}
@@ -116,7 +120,7 @@ class WholeEvaluation:
             ran += count
             if count:
                 logs, results, finals = chunk_logs, chunk_results, chunk_finals
-            if count < chunk:
+            if count < chunk or in_call:  # a call making its iterator reads all
                 break
         if not ran:
             return {}, 0
@@ -131,6 +135,18 @@ class WholeEvaluation:
             }
         )
         return out, ran
+
+    @staticmethod
+    def fits_one_call(dataset: tf.data.Dataset, steps: int | None) -> bool:
+        """Whether one call reads all that an evaluation of `steps` batches of `dataset` reads.
+
+        Then the iterator of a small input (`inputs.is_small_input`, whose
+        number of batches is known) can be made inside the call (`run`
+        given the dataset) and end with it.
+        """
+        if steps is not None:
+            return steps <= MAX_FUSED_STEPS
+        return 0 <= int(dataset.cardinality()) <= MAX_FUSED_STEPS
 
     def loop(self, step: Any, logs_spec: Callable[[], Any]) -> Any:
         """The evaluation's fused loop of `step` (a shared step: `StepFunctions.prebuild`).
@@ -155,20 +171,24 @@ class WholeEvaluation:
         (`runs_on_one_thread`: the model_fn's step has control flow of its
         own, say) it is traced again as TensorFlow traces it.
         """
-        key = (id(loop), id(values), reset)
+        in_call = isinstance(iterator, tf.data.Dataset)
+        key = (id(loop), id(values), reset, in_call)
         entry = self._functions.get(key)
         if entry is None:
-            signature = (
-                _iterator_spec(loop)
-                if hasattr(loop, "structured_input_signature")
-                else tf.type_spec_from_value(iterator),
-                tf.TensorSpec([], tf.int32),
-            )
+            if in_call:
+                source = tf.data.DatasetSpec(iterator.element_spec)
+            elif hasattr(loop, "structured_input_signature"):
+                source = _iterator_spec(loop)
+            else:
+                source = tf.type_spec_from_value(iterator)
+            signature = (source, tf.TensorSpec([], tf.int32))
 
             def trace() -> Any:
                 # A loop of a shared step is traced anew in each trace.
                 callee = loop.fused() if isinstance(loop, _StepLoop) else loop
-                return _compile(callee, values, metrics, reset).get_concrete_function(*signature)
+                return _compile(callee, values, metrics, reset, in_call).get_concrete_function(
+                    *signature
+                )
 
             single = self._one_thread and not step_call.has_accelerators()
             if single:
@@ -246,8 +266,9 @@ def _iterator_spec(loop: Any) -> Any:
     return loop.structured_input_signature[0][0]
 
 
-def _compile(loop: Any, values: Any, metrics: list[Any], reset: bool) -> Any:
-    def evaluation(iterator: Any, num_steps: tf.Tensor) -> Any:
+def _compile(loop: Any, values: Any, metrics: list[Any], reset: bool, in_call: bool) -> Any:
+    def evaluation(source: Any, num_steps: tf.Tensor) -> Any:
+        iterator = inputs.small_input_iterator(source) if in_call else source
         if reset:
             for metric in metrics:
                 metric.reset_state()

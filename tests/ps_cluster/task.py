@@ -94,15 +94,21 @@ class CountSteps(keras.callbacks.Callback):
         super().__init__()
         self.steps_run = 0
         self.global_steps = []
+        self._last = None
 
     def steps_until_needed(self, global_step):
         return None
+
+    def on_train_begin(self, logs=None):
+        # A run resumed from a checkpoint starts at its step, not at 0.
+        self._last = int(tf.compat.v1.train.get_global_step().numpy())
 
     def on_train_batch_end(self, batch, logs=None):
         # A Keras callback sees the model_fn's variables (ModelFnView), not
         # the loop's model: steps are counted by the global step.
         step = int(tf.compat.v1.train.get_global_step().numpy())
-        self.steps_run += step - (self.global_steps[-1] if self.global_steps else 0)
+        self.steps_run += step - self._last
+        self._last = step
         self.global_steps.append(step)
 
 

@@ -103,3 +103,23 @@ def test_initial_weights_after_numpy_input_fn_are_2_15s(tmp_path):
     assert sorted(ours) == sorted(expected)
     for shuffle, value in expected.items():
         _assert_close(ours[shuffle], value, f"shuffle={shuffle}")
+
+
+def test_tensorflow_random_kernels_are_left_as_they_were(calls):
+    """The wrapping that gives seeded ops their shared state lasts only while
+    the model_fn is traced: once the Estimator's calls are over, TensorFlow's
+    own random op makers and get_seed are its own again, and a graph built
+    by the program draws from the legacy kernels."""
+    from tensorflow.python.framework import random_seed
+    from tensorflow.python.ops import gen_random_ops
+
+    for name in ("random_uniform", "random_standard_normal", "truncated_normal"):
+        maker = getattr(gen_random_ops, name)
+        assert getattr(maker, "original", None) is None, name
+        assert maker.__module__ == gen_random_ops.__name__, name
+    assert random_seed.get_seed.__module__ == random_seed.__name__
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.set_random_seed(3)
+        draw = tf.random.uniform([1], seed=5)
+    assert draw.op.type == "RandomUniform"

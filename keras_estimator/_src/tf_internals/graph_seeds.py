@@ -254,7 +254,6 @@ _STATEFUL_FORMS = {
     "truncated_normal": ("stateful_truncated_normal", "TruncatedNormal"),
 }
 _active = threading.local()
-_installed: dict[str, Any] = {}
 
 
 class RandomStates:
@@ -354,17 +353,45 @@ class _RecordingGetSeed:
         return self.original(op_seed)
 
 
-def _install() -> None:
+_wrapping_lock = threading.Lock()
+_wrapping_depth = 0
+_unwrapped: dict[str, Any] = {}
+
+
+@contextlib.contextmanager
+def _wrapped_random_kernels() -> Iterator[None]:
+    """The legacy random kernels' makers wrapped, for as long as a trace runs.
+
+    Nothing stays patched: the first trace to enter wraps
+    `gen_random_ops`' three makers and `random_seed.get_seed`, the last to
+    leave puts the originals back (unless something else wrapped them
+    meanwhile, which then keeps what it wrapped).
+    """
+    global _wrapping_depth
     from tensorflow.python.framework import random_seed
     from tensorflow.python.ops import gen_random_ops
 
-    if not isinstance(random_seed.get_seed, (_RecordingGetSeed, _RestartingSeeds)):
-        random_seed.get_seed = _RecordingGetSeed(random_seed.get_seed)
-    for name in _STATEFUL_FORMS:
-        current = getattr(gen_random_ops, name)
-        if getattr(current, "original", None) is None:
-            setattr(gen_random_ops, name, _stateful(name, current))
-        _installed[name] = getattr(gen_random_ops, name)
+    with _wrapping_lock:
+        if _wrapping_depth == 0:
+            _unwrapped["get_seed"] = random_seed.get_seed
+            random_seed.get_seed = _RecordingGetSeed(random_seed.get_seed)
+            for name in _STATEFUL_FORMS:
+                current = getattr(gen_random_ops, name)
+                _unwrapped[name] = current
+                setattr(gen_random_ops, name, _stateful(name, current))
+        _wrapping_depth += 1
+    try:
+        yield
+    finally:
+        with _wrapping_lock:
+            _wrapping_depth -= 1
+            if _wrapping_depth == 0:
+                if isinstance(random_seed.get_seed, _RecordingGetSeed):
+                    random_seed.get_seed = _unwrapped["get_seed"]
+                for name in _STATEFUL_FORMS:
+                    if getattr(getattr(gen_random_ops, name), "original", None) is not None:
+                        setattr(gen_random_ops, name, _unwrapped[name])
+                _unwrapped.clear()
 
 
 @contextlib.contextmanager
@@ -379,8 +406,6 @@ def shared_random_states(states: RandomStates | None, mode: str) -> Iterator[Non
     if states is None or tf.executing_eagerly():
         yield
         return
-    if not _installed:
-        _install()
     graph = tf.compat.v1.get_default_graph()
     if op_seed_count(graph) == 0 and not tf.distribute.has_strategy():
         # The model_fn's count goes on from the input_fn's, as in 2.15's graph.
@@ -388,6 +413,7 @@ def shared_random_states(states: RandomStates | None, mode: str) -> Iterator[Non
     saved = getattr(_active, "value", None)
     _active.value = (states, mode, graph)
     try:
-        yield
+        with _wrapped_random_kernels():
+            yield
     finally:
         _active.value = saved

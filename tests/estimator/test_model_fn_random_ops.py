@@ -123,3 +123,27 @@ def test_tensorflow_random_kernels_are_left_as_they_were(calls):
         tf.compat.v1.set_random_seed(3)
         draw = tf.random.uniform([1], seed=5)
     assert draw.op.type == "RandomUniform"
+
+
+def test_checkpoints_hold_the_model_fns_variables_only(tmp_path):
+    """The seeded ops' shared state is no model variable: the checkpoint and
+    get_variable_names() hold what 2.15's did, `global_step` and `w`."""
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [2, 1])
+        noisy = tf.matmul(features["x"], w) + tf.random.uniform([1], seed=5)
+        loss = tf.reduce_mean(tf.square(noisy - labels))
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step()
+        )
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op, predictions={"p": noisy})
+
+    def input_fn():
+        features = {"x": np.ones((8, 2), np.float32)}
+        return tf.data.Dataset.from_tensor_slices((features, np.ones((8, 1), np.float32))).batch(2)
+
+    estimator = ke.Estimator(model_fn, str(tmp_path), config=ke.RunConfig(tf_random_seed=3))
+    estimator.train(input_fn, steps=3)
+    names = [name for name, _ in tf.train.list_variables(estimator.latest_checkpoint())]
+    assert names == ["global_step", "w"]
+    assert estimator.get_variable_names() == ["global_step", "w"]

@@ -285,8 +285,14 @@ class RandomStates:
         key = (mode, name, seed, seed2 - offset, counted)
         state = self._states.get(key)
         if state is None:
+            from tensorflow.python.ops import resource_variable_ops
+
+            # Made past the variable creator scopes: the state is no model
+            # variable. Checkpoints, `get_variable_names()` and the
+            # variable collections hold 2.15's variables only (each call
+            # begins the sequences again anyway).
             with tf.init_scope():
-                state = tf.Variable(
+                state = resource_variable_ops.ResourceVariable(
                     _start(seed, seed2), dtype=tf.int64, trainable=False, name="random_state"
                 )
             self._states[key] = state

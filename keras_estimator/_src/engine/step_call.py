@@ -103,20 +103,41 @@ def call_on_one_thread(
     return function(*args), False
 
 
-def allows_single_thread(graph: tf.Graph) -> bool:
+# Functional control flow the single-threaded executor runs as long as it
+# is not lowered to Switch/Merge (the attribute tf.function sets), and the
+# ops a graph partitioned over devices sends and receives by.
+_FUNCTIONAL_CONTROL_FLOW = frozenset(
+    {"If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase"}
+)
+_LOWERING_ATTR = "_lower_using_switch_merge"
+_PARTITION_OPS = ("_Send", "_Recv", "_HostSend", "_HostRecv")
+
+
+def allows_single_thread(graph: tf.Graph, functional_control_flow: bool = False) -> bool:
     """Whether the single-threaded executor can run `graph` and its functions.
 
     True when the process has no accelerator and no op in the graph or the
     functions it calls is control flow or a collective, or is placed on a
-    device other than this task's first CPU.
+    device other than this task's first CPU. With `functional_control_flow`,
+    If/While/Case ops not marked for lowering are allowed too, and sends and
+    receives between partitions are not.
     """
-    if _has_accelerators():
+    if has_accelerators():
         return False
     graph_def = graph.as_graph_def()
     nodes = itertools.chain(
         graph_def.node, *(function.node_def for function in graph_def.library.function)
     )
-    return all(allows_node(node) for node in nodes)
+    for node in nodes:
+        if functional_control_flow and node.op in _FUNCTIONAL_CONTROL_FLOW:
+            lowering = node.attr.get(_LOWERING_ATTR)
+            if lowering is not None and lowering.b:
+                return False
+        elif not allows_node(node):
+            return False
+        elif functional_control_flow and node.op.startswith(_PARTITION_OPS):
+            return False
+    return True
 
 
 def allows_node(node: Any) -> bool:
@@ -126,13 +147,9 @@ def allows_node(node: Any) -> bool:
     return not node.device or _is_first_cpu(node.device)
 
 
+@functools.cache
 def has_accelerators() -> bool:
     """Whether the process has a GPU or TPU (whose functions never run on one thread)."""
-    return _has_accelerators()
-
-
-@functools.cache
-def _has_accelerators() -> bool:
     return any(tf.config.list_logical_devices(kind) for kind in ("GPU", "TPU"))
 
 

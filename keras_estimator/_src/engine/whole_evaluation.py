@@ -25,7 +25,6 @@ are the same; only who runs them changes.
 from __future__ import annotations
 
 import contextlib
-import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -35,14 +34,6 @@ import tensorflow as tf
 from keras_estimator._src.engine import fused_loop, inputs, step_call
 from keras_estimator._src.engine.run_plan import MAX_FUSED_STEPS
 from keras_estimator._src.tf_internals import function_calls
-
-# Functional control flow: the single-threaded executor runs it as long as
-# it is not lowered to Switch/Merge (the attribute tf.function sets).
-_FUNCTIONAL_CONTROL_FLOW = frozenset(
-    {"If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase"}
-)
-_LOWERING_ATTR = "_lower_using_switch_merge"
-_PARTITION_OPS = ("_Send", "_Recv", "_HostSend", "_HostRecv")
 
 
 class SingleThreadRefused(Exception):
@@ -239,26 +230,13 @@ def functional_control_flow() -> Iterator[None]:
 def runs_on_one_thread(graph: tf.Graph) -> bool:
     """Whether the single-threaded executor runs `graph` and every function it reaches.
 
-    As `step_call.allows_single_thread`, with functional control flow
-    allowed where it is not lowered (`functional_control_flow`). A body
-    function is instantiated only when its loop first runs, after the
-    call's first ops: a refusal there would come too late to fall back
-    cleanly, so every function of the library is checked before the call.
+    `step_call.allows_single_thread`, with functional control flow allowed
+    where it is not lowered. A body function is instantiated only when its
+    loop first runs, after the call's first ops: a refusal there would come
+    too late to fall back cleanly, so every function of the library is
+    checked before the call.
     """
-    if step_call.has_accelerators():
-        return False
-    graph_def = graph.as_graph_def()
-    nodes = itertools.chain(
-        graph_def.node, *(function.node_def for function in graph_def.library.function)
-    )
-    for node in nodes:
-        if node.op in _FUNCTIONAL_CONTROL_FLOW:
-            lowering = node.attr.get(_LOWERING_ATTR)
-            if lowering is not None and lowering.b:
-                return False
-        elif not step_call.allows_node(node) or node.op.startswith(_PARTITION_OPS):
-            return False
-    return True
+    return step_call.allows_single_thread(graph, functional_control_flow=True)
 
 
 def _iterator_spec(loop: Any) -> Any:

@@ -62,20 +62,25 @@ def metrics_model_fn(features, labels, mode):
     return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
-@pytest.fixture(scope="module")
-def estimator():
+def _trained(model_fn, steps):
+    """An Estimator of `model_fn` trained `steps` steps, its model_dir kept meanwhile."""
     x, y = make_data(num_examples=48, seed=3)
     with tempfile.TemporaryDirectory() as model_dir:
         est = ke.Estimator(
-            metrics_model_fn,
+            model_fn,
             model_dir=model_dir,
             config=ke.RunConfig(tf_random_seed=5, save_summary_steps=None),
         )
         est.train(
             lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(8),
-            steps=12,
+            steps=steps,
         )
         yield est
+
+
+@pytest.fixture(scope="module")
+def estimator():
+    yield from _trained(metrics_model_fn, steps=12)
 
 
 def eval_input_fn(num_examples, batch_size, seed=7):
@@ -236,18 +241,7 @@ def cond_model_fn(features, labels, mode):
 
 @pytest.fixture(scope="module")
 def cond_estimator():
-    x, y = make_data(num_examples=48, seed=3)
-    with tempfile.TemporaryDirectory() as model_dir:
-        est = ke.Estimator(
-            cond_model_fn,
-            model_dir=model_dir,
-            config=ke.RunConfig(tf_random_seed=5, save_summary_steps=None),
-        )
-        est.train(
-            lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(8),
-            steps=4,
-        )
-        yield est
+    yield from _trained(cond_model_fn, steps=4)
 
 
 def test_a_step_with_lowered_control_flow_runs_on_the_default_executor(

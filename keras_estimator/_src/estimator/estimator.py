@@ -772,17 +772,19 @@ class Estimator:
             strategy = self._strategy
             if _ps_training.is_parameter_server_strategy(strategy):
                 strategy = None
-            with strategy.scope() if strategy else contextlib.nullcontext():
-                model = model_class(
-                    self._model_fn,
-                    self._model_fn_args,
-                    self._params,
-                    self._config,
-                    self._store,
-                )
-                model.compile(optimizer=None, jit_compile=False, steps_per_execution=1)
-            self._model = model
+            self._model = self._new_model(strategy, model_class)
         return self._model
+
+    def _new_model(
+        self, strategy: tf.distribute.Strategy | None, model_class: type[ModelFnModel]
+    ) -> ModelFnModel:
+        """A compiled model of the model_fn over the store, in `strategy`'s scope if any."""
+        with strategy.scope() if strategy else contextlib.nullcontext():
+            model = model_class(
+                self._model_fn, self._model_fn_args, self._params, self._config, self._store
+            )
+            model.compile(optimizer=None, jit_compile=False, steps_per_execution=1)
+        return model
 
     def _evaluates_alone(self) -> bool:
         """Whether evaluate() runs without the strategy, as tf.estimator 2.15's did.
@@ -801,11 +803,7 @@ class Estimator:
         if not self._evaluates_alone():
             return self._get_model()
         if self._eval_model is None:
-            model = ModelFnModel(
-                self._model_fn, self._model_fn_args, self._params, self._config, self._store
-            )
-            model.compile(optimizer=None, jit_compile=False, steps_per_execution=1)
-            self._eval_model = model
+            self._eval_model = self._new_model(None, ModelFnModel)
         return self._eval_model
 
     def _dataset(

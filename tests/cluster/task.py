@@ -21,6 +21,12 @@ but `model_dir` and `result_path`):
 * `sigterm_at_step`: {"chief_0": N} sends that task SIGTERM, from its own
   process, once training reaches step N (a preemption notice).
 * `evaluate`, `predict`, `export`: what to do after training.
+* `evaluate_steps`: a list of `steps` values (null for None), each one
+  `evaluate(steps=...)` call after training (results under
+  "evaluations", in order).
+* `eval_input`: "context" (the evaluation's input_fn takes `input_context`
+  and shards with it when given one), "data" (its dataset's auto-shard
+  policy is DATA); unset: neither.
 
 The result holds the task's name, the global step, the variables of the
 latest checkpoint, evaluation metrics, predictions, the input contexts
@@ -112,6 +118,31 @@ def train_input_fn_without_context():
 
 def eval_input_fn():
     return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(16)
+
+
+def eval_input_fn_with_context(input_context=None):
+    """Shards over the input pipelines when given a context (2.15 gave None)."""
+    data = tf.data.Dataset.from_tensor_slices(({"x": X}, Y))
+    if input_context is not None:
+        data = data.shard(
+            input_context.num_input_pipelines, input_context.input_pipeline_id
+        )
+    return data.batch(16)
+
+
+def eval_input_fn_sharded_by_policy():
+    data = tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(16)
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = (
+        tf.data.experimental.AutoShardPolicy.DATA
+    )
+    return data.with_options(options)
+
+
+EVAL_INPUT_FNS = {
+    "context": eval_input_fn_with_context,
+    "data": eval_input_fn_sharded_by_policy,
+}
 
 
 def serving_input_fn():
@@ -268,6 +299,13 @@ def main():
         }
     if SPEC.get("evaluate"):
         RESULT["evaluation"] = estimator.evaluate(eval_input_fn)
+    if "evaluate_steps" in SPEC:
+        RESULT["evaluations"] = [
+            estimator.evaluate(
+                EVAL_INPUT_FNS.get(SPEC.get("eval_input"), eval_input_fn), steps=steps
+            )
+            for steps in SPEC["evaluate_steps"]
+        ]
     if SPEC.get("predict"):
         RESULT["predictions"] = [
             p["logits"].tolist() for p in estimator.predict(eval_input_fn)

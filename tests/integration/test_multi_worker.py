@@ -80,6 +80,10 @@ def test_two_workers_train_like_one_process_write_only_on_the_chief_and_resume(
         # The model_fn's training_chief_hooks fetch every step, on the chief.
         "chief_hook": True,
         "evaluate": True,
+        # evaluate(steps=N) with an input_fn that shards when given an
+        # input_context, as 2.15 never gave one to evaluate() (below).
+        "evaluate_steps": [2, 3, None],
+        "eval_input": "context",
         "predict": True,
         "export": True,
     }
@@ -112,6 +116,28 @@ def test_two_workers_train_like_one_process_write_only_on_the_chief_and_resume(
     assert chief["evaluation"]["loss"] == pytest.approx(
         expected_metrics["loss"], rel=1e-5
     )
+
+    # With train_distribute alone, tf.estimator 2.15's evaluate() ran without
+    # the strategy on each task: input_fn called without an input_context,
+    # its first N batches read. On this checkpoint 2.15 gave, for steps 2, 3
+    # and None, accuracy 0.625, 0.6875, 0.65625 and loss 0.8275625,
+    # 0.8338230, 0.8448312 (reference venv, the same model_fn and
+    # checkpoint): a plain Estimator's results. Under the strategy each
+    # worker read its shard, N batches each: 0.6875, 0.65625, 0.65625.
+    for task in (chief, worker):
+        for steps, results, accuracy, loss in zip(
+            (2, 3, None),
+            task["evaluations"],
+            (0.625, 0.6875, 0.65625),
+            (0.8275625, 0.8338230, 0.8448312),
+            strict=True,
+        ):
+            assert results["accuracy"] == accuracy
+            assert results["loss"] == pytest.approx(loss, rel=1e-5)
+            assert results["global_step"] == 9
+            plain = reference.evaluate(_eval_input_fn, steps=steps)
+            assert results["accuracy"] == plain["accuracy"]
+            assert results["loss"] == pytest.approx(plain["loss"], rel=1e-5)
 
     # Only the chief wrote: event files carry the writer's pid, and the
     # worker exported to a private directory.

@@ -512,7 +512,9 @@ class Estimator:
         evaluated_path = self._sync(checkpoint_path, ModeKeys.EVAL)
         _restart_random_sequences(model, ModeKeys.EVAL)
         multi_worker.check_same_step(
-            self._strategy, int(self._store.global_step().numpy()), self._model_dir
+            None if self._evaluates_alone() else self._strategy,
+            int(self._store.global_step().numpy()),
+            self._model_dir,
         )
         self._store.reset_local_variables()
         spec_hooks = model.spec_hooks.get(ModeKeys.EVAL, ())
@@ -792,10 +794,14 @@ class Estimator:
         2.15 distributed evaluation only when `eval_distribute` was set; with
         a `MirroredStrategy` as `train_distribute` alone it evaluated on one
         device: one model_fn call, one batch per step (`evaluate(steps=N)`
-        read N batches, not N per replica). The variables stay the strategy's.
+        read N batches, not N per replica). With a
+        `MultiWorkerMirroredStrategy` each task evaluated so, on its own: its
+        input_fn called without an `input_context`, the first N batches of
+        its whole input. The variables stay the strategy's.
         """
         return self._config.eval_distribute is None and isinstance(
-            self._strategy, tf.distribute.MirroredStrategy
+            self._strategy,
+            (tf.distribute.MirroredStrategy, tf.distribute.MultiWorkerMirroredStrategy),
         )
 
     def _get_eval_model(self) -> ModelFnModel:

@@ -110,15 +110,20 @@ def test_user_model_is_left_untouched(tmp_path):
     assert int(estimator.get_variable_value("adam/iteration")) == 5
 
 
-def test_current_weights_and_optimizer_state_are_carried(tmp_path):
+def test_current_weights_are_carried_and_the_optimizer_starts_afresh(tmp_path):
+    # As in tf.estimator 2.15: the fitted weights, a new optimizer (no slots,
+    # step 0); test_tf215_model_to_estimator.py has 2.15's figures.
     model = _functional()
     model.fit(_input_fn()(), steps_per_epoch=3, epochs=1, verbose=0)
     estimator = ke.model_to_estimator(model, model_dir=str(tmp_path))
     ours = LossRecorder()
     estimator.train(_input_fn(), steps=4, callbacks=[ours])
+    fresh = _functional()
+    fresh.set_weights(model.get_weights())
     theirs = LossRecorder()
-    model.fit(_input_fn()(), steps_per_epoch=4, epochs=1, verbose=0, callbacks=[theirs])
+    fresh.fit(_input_fn()(), steps_per_epoch=4, epochs=1, verbose=0, callbacks=[theirs])
     assert ours.losses == theirs.losses
+    assert int(estimator.get_variable_value("adam/iteration")) == 4
 
 
 def test_evaluate_and_predict_match_keras(tmp_path):

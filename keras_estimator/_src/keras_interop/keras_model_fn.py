@@ -47,8 +47,8 @@ def keras_model_fn(
     """The model_fn of a compiled Keras model: what `model_to_estimator` runs.
 
     The returned model_fn trains a copy of `model` (same architecture,
-    compile settings, weights and optimizer state; `model` itself is never
-    changed) with the Keras trainer's own train step, so
+    compile settings and weights, a new optimizer as tf.estimator 2.15 had;
+    `model` itself is never changed) with the Keras trainer's own train step, so
     `Estimator(keras_model_fn(model))` trains exactly as
     `model_to_estimator(model)` does. EVAL reports the compiled metrics,
     PREDICT the outputs keyed by output name.
@@ -103,7 +103,10 @@ def keras_model_fn(
         )
     check_compiled(model)
     check_export_outputs(export_outputs, model)
-    copy = copy_model(model)
+    # tf.estimator 2.15 warm-started the Estimator from the model's weights
+    # and trained with a new optimizer counting from global step 0: a model
+    # fitted before brings its weights, not its optimizer's slots or steps.
+    copy = copy_model(model, optimizer_state=False)
     check_metric_names(metric_names_map, copy)
     return KerasModelFn(copy, metric_names_map, export_outputs)
 
@@ -431,10 +434,11 @@ def check_compiled(model: keras.Model) -> None:
         )
 
 
-def copy_model(model: keras.Model) -> keras.Model:
-    """A compiled copy with the same weights and optimizer state.
+def copy_model(model: keras.Model, optimizer_state: bool = True) -> keras.Model:
+    """A compiled copy with the same weights and (unless told not to) optimizer state.
 
-    The copy is made with Keras' auto-naming started afresh, so its variable
+    With `optimizer_state=False` the copy's optimizer is new: no slots, step
+    count 0, as the one tf.estimator 2.15 built for the Estimator. The copy is made with Keras' auto-naming started afresh, so its variable
     paths (the checkpoint keys) are the same in every process. Custom
     objects come from the `keras.saving.custom_object_scope` around the call.
     """
@@ -448,7 +452,7 @@ def copy_model(model: keras.Model) -> keras.Model:
         copy.compile_from_config(model.get_compile_config())
     copy.set_weights(model.get_weights())
     source, target = model.optimizer, copy.optimizer
-    if source.built:
+    if source.built and optimizer_state:
         target.build(copy.trainable_variables)
         # Matched by path below the optimizer's own (auto-numbered) scope: a
         # model loaded from a file may hold only part of its optimizer state.

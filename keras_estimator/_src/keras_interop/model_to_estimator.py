@@ -1,7 +1,7 @@
 """`model_to_estimator` and its way back: Keras models in, Keras models out.
 
 The Estimator trains a copy of the user's model (same architecture, compile
-settings, weights and optimizer state), so the user's own model is never
+settings and weights; a new optimizer, as tf.estimator 2.15's), so the user's own model is never
 changed; `keras_model_from_estimator` gives back a Keras model carrying the
 weights of one of the Estimator's checkpoints.
 """

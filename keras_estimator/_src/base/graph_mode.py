@@ -12,6 +12,7 @@ deep inside TensorFlow. `install()` replaces both switches with
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -50,7 +51,7 @@ def check_eager_execution() -> None:
         ValueError: `tf.compat.v1.disable_eager_execution()` or
             `disable_v2_behavior()` was called.
     """
-    if tf.compat.v1.executing_eagerly_outside_functions():
+    if tf.compat.v1.executing_eagerly_outside_functions() or _eager_by_default():
         return
     raise ValueError(
         "Eager execution is disabled in this process: the program called "
@@ -60,3 +61,21 @@ def check_eager_execution() -> None:
         "tf.estimator): remove that call, or call keras_estimator.install() "
         "before it, which makes it a no-op."
     )
+
+
+def _eager_by_default() -> bool:
+    """Whether a thread starting now executes eagerly.
+
+    Inside `with tf.Graph().as_default():` this thread builds a graph, as
+    tf.estimator 2.15 programs often do around `Estimator(...)`: that context
+    is the caller's own, and only a process-wide switch counts. The default
+    graph and the execution mode are per thread, so a new thread sees the
+    process's mode alone.
+    """
+    answer: list[bool] = []
+    thread = threading.Thread(
+        target=lambda: answer.append(tf.compat.v1.executing_eagerly_outside_functions())
+    )
+    thread.start()
+    thread.join()
+    return bool(answer and answer[0])

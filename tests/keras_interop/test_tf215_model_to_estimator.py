@@ -79,3 +79,66 @@ def test_non_trainable_weights_are_carried(tmp_path):
         return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(16)
 
     np.testing.assert_allclose(est.evaluate(input_fn)["loss"], expected, rtol=1e-6)
+
+
+def _weighted_data():
+    x = np.float32([[1.0, 2.0], [0.5, -1.0], [-1.5, 0.3], [2.0, 1.0]])
+    y = np.float32([[1.0], [0.0], [-1.0], [2.0]])
+    w = np.float32([0.0, 0.4, 1.0, 2.0])
+    return x, y, w
+
+
+def test_sample_weights_weight_the_loss_in_evaluation_and_training(tmp_path):
+    # 2.15's convention: features {'features': x, 'sample_weights': w}.
+    x, y, w = _weighted_data()
+    expected = FIXTURE["sample_weights"]
+    inputs = keras.Input((2,), name="x")
+    outputs = keras.layers.Dense(
+        1, name="out", kernel_initializer=keras.initializers.Constant(0.5)
+    )(inputs)
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    est = ke.model_to_estimator(model, model_dir=str(tmp_path / "one"))
+
+    def input_fn():
+        features = {"features": x, "sample_weights": w}
+        return tf.data.Dataset.from_tensors((features, y)).repeat()
+
+    loss = est.evaluate(input_fn, steps=1)["loss"]
+    np.testing.assert_allclose(loss, expected["one_output_eval_loss"], rtol=1e-6)  # 0.17125
+    est.train(input_fn, steps=3)
+    for name in ("out/kernel", "out/bias"):
+        np.testing.assert_allclose(
+            est.get_variable_value(name).ravel(),
+            expected["one_output_trained"][name],
+            rtol=1e-5,
+            err_msg=name,
+        )
+    np.testing.assert_allclose(
+        est.evaluate(input_fn, steps=1)["loss"],
+        expected["one_output_eval_loss_after"],
+        rtol=1e-5,
+    )
+
+
+def test_sample_weights_of_two_outputs(tmp_path):
+    x, y, w = _weighted_data()
+    inputs = keras.Input((2,), name="x")
+    first = keras.layers.Dense(1, name="o1", kernel_initializer=keras.initializers.Constant(0.5))
+    second = keras.layers.Dense(
+        1, name="o2", kernel_initializer=keras.initializers.Constant(-0.25)
+    )
+    model = keras.Model(inputs, [first(inputs), second(inputs)])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mae")
+    est = ke.model_to_estimator(model, model_dir=str(tmp_path))
+    other = np.float32([1.0, 1.0, 0.0, 0.5])
+
+    def input_fn():
+        features = {"features": x, "sample_weights": (w, other)}
+        return tf.data.Dataset.from_tensors((features, (y, y)))
+
+    np.testing.assert_allclose(
+        est.evaluate(input_fn, steps=1)["loss"],
+        FIXTURE["sample_weights"]["two_outputs_eval_loss"],  # 1.1875
+        rtol=1e-6,
+    )

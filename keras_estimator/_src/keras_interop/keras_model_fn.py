@@ -152,21 +152,23 @@ class KerasModelFn:
     # ---- the model_fn ------------------------------------------------------------
     def __call__(self, features: Any, labels: Any, mode: str) -> EstimatorSpec:
         self.step_logs.clear()
+        features, weights = _split_sample_weights(features)
         inputs = self._inputs(features)
         if mode not in self._adopted_modes:
             _raise_hidden()
         if mode == ModeKeys.PREDICT:
             return self._predict(inputs)
         targets = self._targets(labels)
+        weights = self._sample_weights(weights, targets)
         if mode == ModeKeys.TRAIN:
-            return self._train(inputs, targets)
-        return self._evaluate(inputs, targets)
+            return self._train(inputs, targets, weights)
+        return self._evaluate(inputs, targets, weights)
 
-    def _train(self, x: Any, y: Any) -> EstimatorSpec:
+    def _train(self, x: Any, y: Any, sample_weight: Any = None) -> EstimatorSpec:
         model = self.model
         with tf.GradientTape() as tape:
             y_pred = model(x, training=True)
-            loss = self._compute_loss(x, y, y_pred, training=True)
+            loss = self._compute_loss(x, y, y_pred, sample_weight, training=True)
             self._loss_tracker().update_state(
                 _unscale_for_replicas(loss), sample_weight=_batch_size(x)
             )
@@ -174,7 +176,7 @@ class KerasModelFn:
         weights = model.trainable_weights
         gradients = tape.gradient(scaled_loss, weights)
         model.optimizer.apply_gradients(zip(gradients, weights, strict=True))
-        logs = model.compute_metrics(x, y, y_pred, sample_weight=None)
+        logs = model.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
         # Keras callbacks see what they see in `fit`: the running means.
         self.step_logs.update({name: _flat_scalar(value) for name, value in logs.items()})
         iterations = as_tf_variable(model.optimizer.iterations)
@@ -185,13 +187,13 @@ class KerasModelFn:
             train_op=iterations.read_value(),
         )
 
-    def _evaluate(self, x: Any, y: Any) -> EstimatorSpec:
+    def _evaluate(self, x: Any, y: Any, sample_weight: Any = None) -> EstimatorSpec:
         model = self.model
         y_pred = model(x, training=False)
-        loss = self._compute_loss(x, y, y_pred, training=False)
+        loss = self._compute_loss(x, y, y_pred, sample_weight, training=False)
         compiled = _compile_metrics(model)
         if compiled is not None:
-            compiled.update_state(y, y_pred, None)
+            compiled.update_state(y, y_pred, sample_weight)
         update_op = tf.no_op()
         # Values are read after the update, so a step's logs include it; the
         # Estimator reads the final values after all steps. The overall loss
@@ -216,12 +218,57 @@ class KerasModelFn:
             ModeKeys.PREDICT, predictions=predictions, export_outputs=export_outputs
         )
 
-    def _compute_loss(self, x: Any, y: Any, y_pred: Any, training: bool) -> tf.Tensor:
+    def _compute_loss(
+        self, x: Any, y: Any, y_pred: Any, sample_weight: Any, training: bool
+    ) -> tf.Tensor:
         if self._loss_takes_training:
             return self.model.compute_loss(
-                x=x, y=y, y_pred=y_pred, sample_weight=None, training=training
+                x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training
             )
-        return self.model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=None)
+        return self.model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight)
+
+    def _sample_weights(self, weights: Any, targets: Any) -> Any:
+        """`sample_weights` in the structure of the targets, as compute_loss takes them.
+
+        As tf.estimator 2.15: one output takes a tensor, a one-item list or a
+        dict holding its name; several outputs take a list with one entry per
+        output or a dict keyed by output name (missing names are unweighted).
+        """
+        if weights is None:
+            return None
+        names = output_names(self.model)
+        if len(names) <= 1 and not isinstance(targets, (list, tuple, Mapping)):
+            if isinstance(weights, (list, tuple)) and len(weights) == 1:
+                return weights[0]
+            if isinstance(weights, Mapping) and names and names[0] in weights:
+                return weights[names[0]]
+            return weights
+        count = len(targets) if isinstance(targets, (list, tuple, Mapping)) else len(names)
+        if isinstance(weights, (list, tuple)):
+            if len(weights) != count:
+                raise ValueError(
+                    f"Provided `sample_weights` was a list of {len(weights)} elements, "
+                    f"but the model has {count} outputs. Give one weight tensor per "
+                    f"output {names}."
+                )
+            ordered = list(weights)
+        elif isinstance(weights, Mapping):
+            unknown = sorted(set(weights) - set(names))
+            if unknown:
+                raise ValueError(
+                    f"Unknown entries in sample_weights dictionary: {unknown}. Only "
+                    f"expected following keys: {names}."
+                )
+            ordered = [weights.get(name) for name in names]
+        else:
+            raise TypeError(
+                "The model has multiple outputs, so `sample_weights` should be "
+                f"either a list or a dict. Got {type(weights).__name__}; give one "
+                f"weight tensor per output {names}."
+            )
+        if isinstance(targets, Mapping):
+            return dict(zip(names, ordered, strict=True))
+        return ordered
 
     # ---- what ModelFnModel asks of a model_fn owning state ----------------------
     def _variables_before_trace(
@@ -235,6 +282,7 @@ class KerasModelFn:
         """
         if mode != ModeKeys.PREDICT:
             features, labels = _inputs.split_element(element_spec)
+            features, _ = _split_sample_weights(features)
             data_spec = (self._inputs(features), self._targets(labels))
             keras_trainer.build_keras_training_state(self.model, data_spec)
         self._adopted_modes.add(mode)
@@ -391,6 +439,17 @@ def _raise_keys(value: Mapping[str, Any], names: Sequence[str], what: str, role:
         f"names (the `name=` of each keras.Input for inputs, of the output "
         f"layers for outputs)."
     )
+
+
+def _split_sample_weights(features: Any) -> tuple[Any, Any]:
+    """(features, sample weights) of `{'features': ..., 'sample_weights': ...}`.
+
+    tf.estimator 2.15's convention for weighting examples: features given as
+    a dict of exactly these two keys; any other features carry no weights.
+    """
+    if isinstance(features, Mapping) and set(features) == {"features", "sample_weights"}:
+        return features["features"], features["sample_weights"]
+    return features, None
 
 
 def _compile_metrics(model: keras.Model) -> Any:

@@ -241,3 +241,21 @@ def test_a_routed_maker_raises_tensorflows_error():
         with pytest.raises(tf.errors.InvalidArgumentError) as got:
             make(0)
     assert str(got.value) == str(want.value)
+
+
+def test_a_small_inputs_iterator_is_made_on_one_thread(trained, monkeypatch):
+    """The traced call making a small input's iterator runs on the single-threaded executor."""
+    from keras_estimator._src.tf_internals import function_calls
+
+    calls = []
+    call_traced = function_calls.call_traced
+
+    def recording(concrete, *args, single_threaded=False):
+        calls.append((args, single_threaded))
+        return call_traced(concrete, *args, single_threaded=single_threaded)
+
+    monkeypatch.setattr(function_calls, "call_traced", recording)
+    predictions = list(trained.predict(_predict_input_fn))
+    made = [threaded for args, threaded in calls if isinstance(args[0], tf.data.Dataset)]
+    assert made == [True]
+    assert len(predictions) == 3

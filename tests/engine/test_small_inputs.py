@@ -124,7 +124,7 @@ def _refuse(dataset):
 def test_small_input_iterator_is_made_without_rewrites_or_autotuning():
     dataset = tf.data.Dataset.from_tensor_slices(np.ones((6, 2), np.float32)).batch(4)
     inputs.make_iterator(dataset)
-    made = inputs._small_input_iterators[repr(dataset.element_spec)]
+    made, _ = inputs._small_input_iterators[repr(dataset.element_spec)]
     [serialized] = [
         op.get_attr("serialized_options")
         for op in made.graph.get_operations()

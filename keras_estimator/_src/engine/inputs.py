@@ -129,8 +129,9 @@ _SMALL_INPUT_OPTIONS = tf.data.Options()
 _SMALL_INPUT_OPTIONS.experimental_optimization.apply_default_optimizations = False
 _SMALL_INPUT_OPTIONS.autotune.enabled = False
 
-# repr(element_spec) -> the traced function making such an iterator.
-_small_input_iterators: dict[str, Any] = {}
+# repr(element_spec) -> (the traced function making such an iterator,
+# whether it runs on the single-threaded executor).
+_small_input_iterators: dict[str, tuple[Any, bool]] = {}
 _MAX_TRACED_SPECS = 64
 
 
@@ -145,21 +146,24 @@ def make_iterator(dataset: tf.data.Dataset) -> Any:
     batches numeric tensors already in memory (`dataset_sources`), of at
     most `SMALL_INPUT_BYTES`, is overlapping the copy of those bytes (a
     fraction of a millisecond) with the model's work: such an input is
-    iterated without them, in one traced call that also sets the options.
+    iterated without them, in one traced call that also sets the options
+    (on TensorFlow's single-threaded executor where `step_call` allows it).
     The elements and their order are the same. Any other input, or one
     whose options the input_fn set, is iterated as TensorFlow does.
     """
     if not is_small_input(dataset):
         return iter(dataset)
     key = repr(dataset.element_spec)
-    make = _small_input_iterators.get(key)
-    if make is None:
+    entry = _small_input_iterators.get(key)
+    if entry is None:
         if len(_small_input_iterators) >= _MAX_TRACED_SPECS:
             _small_input_iterators.clear()
-        make = _small_input_iterators[key] = tf.function(
-            _small_input_iterator, autograph=False
-        ).get_concrete_function(tf.data.DatasetSpec(dataset.element_spec))
-    return function_calls.call_traced(make, dataset)
+        make = tf.function(_small_input_iterator, autograph=False).get_concrete_function(
+            tf.data.DatasetSpec(dataset.element_spec)
+        )
+        # On one thread where it can: no op of it waits for another.
+        entry = _small_input_iterators[key] = (make, step_call.allows_single_thread(make.graph))
+    return function_calls.call_traced(entry[0], dataset, single_threaded=entry[1])
 
 
 def is_small_input(dataset: tf.data.Dataset) -> bool:

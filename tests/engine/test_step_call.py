@@ -162,3 +162,48 @@ def test_a_first_fetching_step_runs_the_shared_trace_as_it_is(tmp_path, monkeypa
     estimator.train(input_fn(x, y, batch_size=8), steps=2, hooks=[hook])
     assert compiled
     assert len(hook.losses) == 3
+
+
+def _nested_step():
+    var = tf.Variable(1.0)
+
+    def step(iterator):
+        value = tf.cast(iterator.get_next(), tf.float32)
+        var.assign_add(value)
+        return {"b": {"d": var * 2.0, "c": value}, "a": var.read_value(), "e": [value + 1.0]}
+
+    return var, step
+
+
+def test_a_step_called_on_flat_tensors_returns_what_the_traced_call_returns():
+    var, step = _nested_step()
+    iterator = iter(tf.data.Dataset.range(100))
+    concrete = tf.function(step, autograph=False).get_concrete_function(iterator)
+    call = _step_call.StepCall(concrete)
+    assert call._pack is not None  # its outputs are put back by position
+    got = [tf.nest.map_structure(lambda t: t.numpy(), call(iterator)) for _ in range(3)]
+    with tf.GradientTape():  # a tape could record: TensorFlow's own call path
+        got.append(tf.nest.map_structure(lambda t: t.numpy(), call(iterator)))
+    var.assign(1.0)
+    iterator = iter(tf.data.Dataset.range(100))
+    expected = [
+        tf.nest.map_structure(
+            lambda t: t.numpy(), _step_call.function_calls.call_traced(concrete, iterator)
+        )
+        for _ in range(4)
+    ]
+    assert got == expected
+    assert list(got[0]) == ["a", "b", "e"] and list(got[0]["b"]) == ["c", "d"]
+
+
+def test_a_step_call_keeps_no_iterator_resource_past_the_iterator():
+    """The flat inputs of the last iterator are dropped when it is freed."""
+    _, step = _nested_step()
+    iterator = iter(tf.data.Dataset.range(100))
+    concrete = tf.function(step, autograph=False).get_concrete_function(iterator)
+    call = _step_call.StepCall(concrete)
+    call(iterator)
+    call(iterator)
+    assert call._cached is not None
+    del iterator
+    assert call._cached is None

@@ -34,6 +34,12 @@ def _make_summary_writer(tmp_path: Path) -> Any:
     return tf.summary.create_file_writer(str(tmp_path))
 
 
+def _make_concrete_function(tmp_path: Path) -> Any:
+    import tensorflow as tf
+
+    return tf.function(lambda x: x + 1.0).get_concrete_function(tf.TensorSpec([]))
+
+
 def _make_graph(tmp_path: Path) -> Any:
     from tensorflow.python.framework import ops
 
@@ -121,6 +127,9 @@ def _make_per_replica_spec(tmp_path: Path) -> Any:
 
 _INSTANCES: dict[str, Callable[[Path], Any]] = {
     "tensorflow.python.framework.ops:Graph": _make_graph,
+    "tensorflow.python.eager.polymorphic_function.concrete_function:ConcreteFunction": (
+        _make_concrete_function
+    ),
     "tensorflow.python.framework.func_graph:FuncGraph": _make_func_graph,
     "tensorflow.python.ops.summary_ops_v2:_ResourceSummaryWriter": _make_summary_writer,
     "tensorflow.python.eager.context:Context": _make_context,

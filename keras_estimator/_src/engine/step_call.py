@@ -14,12 +14,19 @@ than one device; `StepCall` uses it only for graphs that have none, and
 falls back to the default executor should TensorFlow refuse one anyway
 (it refuses before running any op). On the benchmark's MLP, with a hook
 fetching the loss every step, it makes training about 1.15x as fast.
+
+The call itself goes through `function_calls.FlatCall` where it can: the
+iterator's flat inputs are kept while it lives, the captures read once, and
+the outputs put back into their structure by positions worked out at the
+first call (checked against tf.function's own packing), rather than by
+TensorFlow's general call path.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -70,8 +77,30 @@ class StepCall:
         if single_threaded is None:
             single_threaded = allows_single_thread(concrete.graph)
         self.single_threaded = single_threaded
+        flat_call = function_calls.FlatCall(concrete)
+        try:
+            self._pack = _packer(concrete) if flat_call.usable else None
+        except (TypeError, ValueError):  # a structure tf.nest packs otherwise
+            self._pack = None
+        self._flat_call = flat_call
+        # (a weak reference to the last argument, its flat tensors): kept only
+        # while it lives, since an iterator's resource must go with it.
+        self._cached: tuple[Any, list[Any]] | None = None
 
     def __call__(self, *args: Any) -> Any:
+        pack = self._pack
+        if pack is None:
+            return self._call_traced(*args)
+        flat = self._flatten(args)
+        try:
+            return pack(self._flat_call(flat, self.single_threaded))
+        except (tf.errors.FailedPreconditionError, tf.errors.UnimplementedError) as error:
+            if not self.single_threaded or _REFUSAL not in str(error):
+                raise
+        self.single_threaded = False
+        return pack(self._flat_call(flat, False))
+
+    def _call_traced(self, *args: Any) -> Any:
         try:
             return function_calls.call_traced(
                 self.concrete, *args, single_threaded=self.single_threaded
@@ -81,6 +110,72 @@ class StepCall:
                 raise
         self.single_threaded = False
         return function_calls.call_traced(self.concrete, *args)
+
+    def _flatten(self, args: tuple[Any, ...]) -> list[Any]:
+        cached = self._cached
+        if len(args) == 1 and cached is not None and cached[0]() is args[0]:
+            return cached[1]
+        flat = tf.nest.flatten(args, expand_composites=True)
+        if len(args) == 1:
+            try:
+                self._cached = (weakref.ref(args[0], self._forget), flat)
+            except TypeError:  # not weakly referenceable: flattened every call
+                self._cached = None
+        return flat
+
+    def _forget(self, reference: Any) -> None:
+        # Called in whichever thread frees the argument.
+        cached = self._cached
+        if cached is not None and cached[0] is reference:
+            self._cached = None
+
+
+def _packer(concrete: Any) -> Callable[[list[Any]], Any] | None:
+    """A function putting `concrete`'s flat outputs into its output structure.
+
+    For outputs that are tensors in (nested) plain dicts, lists and tuples,
+    in the order tf.function flattened them; None otherwise (the caller then
+    calls the function as usual).
+    """
+    structure = concrete.structured_outputs
+    outputs = list(concrete.outputs)
+    leaves = tf.nest.flatten(structure, expand_composites=True)
+    if len(leaves) != len(outputs) or any(
+        not isinstance(leaf, tf.Tensor) or leaf is not output
+        for leaf, output in zip(leaves, outputs, strict=True)
+    ):
+        return None
+    counter = itertools.count()
+    build = _builder(structure, counter)
+    if build is None or next(counter) != len(outputs):
+        return None
+    packed = build(outputs)
+    repacked = tf.nest.flatten(packed, expand_composites=True)
+    if any(a is not b for a, b in zip(repacked, outputs, strict=True)):
+        return None
+    tf.nest.assert_same_structure(packed, structure, expand_composites=True)
+    return build
+
+
+def _builder(structure: Any, counter: Any) -> Callable[[list[Any]], Any] | None:
+    """Builds `structure` from flat values, taking positions from `counter`."""
+    if isinstance(structure, tf.Tensor):
+        position = next(counter)
+        return lambda flat: flat[position]
+    if type(structure) is dict:
+        keys = sorted(structure)  # tf.nest's order for a dict
+        parts = [_builder(structure[key], counter) for key in keys]
+        if any(part is None for part in parts):
+            return None
+        pairs = list(zip(keys, parts, strict=True))
+        return lambda flat: {key: part(flat) for key, part in pairs}  # type: ignore[misc]
+    if type(structure) in (list, tuple):
+        items = [_builder(item, counter) for item in structure]
+        if any(item is None for item in items):
+            return None
+        kind = type(structure)
+        return lambda flat: kind(item(flat) for item in items)  # type: ignore[misc]
+    return None
 
 
 def call_on_one_thread(

@@ -21,7 +21,12 @@ def train_input():
         (dict(hidden_units=[]), ValueError, "non-empty list of positive integers"),
         (dict(hidden_units=[4, 0]), ValueError, "positive integers"),
         (dict(hidden_units=[4], feature_columns=[]), ValueError, "feature_columns is empty"),
-        (dict(hidden_units=[4], optimizer="Adadelta"), ValueError, "Unsupported optimizer"),
+        (dict(hidden_units=[4], optimizer="Adadelta"), ValueError, "^Unsupported optimizer name:"),
+        (
+            dict(hidden_units=[4], optimizer=object()),
+            ValueError,
+            "^The given object is not a tf.keras.optimizers.Optimizer instance",
+        ),
         (dict(hidden_units=[4], n_classes=1), ValueError, "n_classes"),
         (dict(hidden_units=[4], dropout=1.5), ValueError, "dropout"),
     ],

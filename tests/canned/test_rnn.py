@@ -93,19 +93,38 @@ def _cell_fn():
             ValueError,
             "Move it to sequence_feature_columns",
         ),
-        (dict(cell_type="basic_rnn"), ValueError, "Unknown cell_type 'basic_rnn'"),
+        # 2.15's messages begin as these do.
+        (
+            dict(cell_type="basic_rnn"),
+            ValueError,
+            r"^`cell_type` should be a class producing a RNN cell, or a string .*'basic_rnn'",
+        ),
+        (
+            dict(cell_type=3),
+            ValueError,
+            r"^`cell_type` should be a class producing a RNN cell, or a string ",
+        ),
         (dict(units=None), ValueError, "Give units .* or rnn_cell_fn; got neither"),
-        (dict(rnn_cell_fn=_cell_fn), ValueError, "must not be given with rnn_cell_fn"),
+        (
+            dict(rnn_cell_fn=_cell_fn),
+            ValueError,
+            "^units and cell_type must not be specified when using rnn_cell_fn",
+        ),
         (
             dict(units=None, cell_type="lstm", rnn_cell_fn=_cell_fn),
             ValueError,
-            "must not be given with rnn_cell_fn",
+            "^units and cell_type must not be specified when using rnn_cell_fn",
         ),
         (dict(units=None, rnn_cell_fn=3), TypeError, "rnn_cell_fn must be a function"),
         (dict(units=[4, 0]), ValueError, "positive int"),
         (dict(units="4"), ValueError, "units must be an int or a list"),
         (dict(n_classes=1), ValueError, "n_classes"),
-        (dict(optimizer="Adadelta"), ValueError, "Unsupported optimizer"),
+        (dict(optimizer="Adadelta"), ValueError, "^Unsupported optimizer name: 'Adadelta'"),
+        (
+            dict(optimizer=object()),
+            ValueError,
+            "^The given object is not a tf.keras.optimizers.Optimizer instance",
+        ),
         (
             dict(return_sequences=True, weight_column=fc.numeric_column("w")),
             TypeError,
@@ -119,9 +138,21 @@ def test_bad_arguments_are_refused_naming_them(kwargs, error, match, tmp_path):
         rnn.RNNClassifier(model_dir=str(tmp_path), **kwargs)
 
 
+def test_a_cell_type_making_no_rnn_cell_is_refused_as_2_15_did(tmp_path):
+    est = rnn.RNNClassifier(
+        SEQUENCE, units=[10], cell_type=lambda units: object(), model_dir=str(tmp_path)
+    )
+    with pytest.raises(
+        ValueError, match="^RNN cell should have a `call` and `state_size` method. Got object"
+    ):
+        est.train(batches(SUM_IS_POSITIVE), steps=1)
+
+
 def test_estimator_refuses_return_sequences_without_a_sequential_head(tmp_path):
     with pytest.raises(
-        ValueError, match="needs a sequential head .* got BinaryClassHead"
+        ValueError,
+        match="^Provided head must be a `_SequentialHead` object when `return_sequences` "
+        "is set to True. Got BinaryClassHead",
     ):
         rnn.RNNEstimator(
             BinaryClassHead(),

@@ -358,7 +358,7 @@ def get_optimizer(spec: Any, learning_rate: float | None = None) -> Any:
         kind = spec.lower()
         if kind not in _KINDS:
             raise ValueError(
-                f"Unsupported optimizer name {spec!r}. Use one of "
+                f"Unsupported optimizer name: {spec!r}. Use one of "
                 f"{sorted(_NAMES.values())}, or pass an optimizer object."
             )
         return CannedOptimizer(kind, learning_rate=learning_rate)
@@ -367,9 +367,11 @@ def get_optimizer(spec: Any, learning_rate: float | None = None) -> Any:
     to_canned = getattr(spec, "canned_optimizer", None)
     if to_canned is not None:  # a legacy optimizer (canned.legacy_optimizers)
         return to_canned() or spec
-    raise TypeError(
-        f"optimizer must be a name ({sorted(_NAMES.values())}), an optimizer object "
-        f"or a callable returning one, got {type(spec).__name__}: {spec!r}."
+    # 2.15's type and first words.
+    raise ValueError(
+        "The given object is not a tf.keras.optimizers.Optimizer instance. Given: "
+        f"{type(spec).__name__}: {spec!r}. Pass a name "
+        f"({sorted(_NAMES.values())}), an optimizer object or a callable returning one."
     )
 
 

@@ -95,7 +95,7 @@ def rnn_layer_factory(units: Any, cell_type: Any, rnn_cell_fn: Any) -> RNNLayerF
     if rnn_cell_fn is not None:
         if units is not None or cell_type is not USE_DEFAULT:
             raise ValueError(
-                f"units and cell_type must not be given with rnn_cell_fn; got "
+                f"units and cell_type must not be specified when using rnn_cell_fn; got "
                 f"units={units!r}, cell_type={cell_type!r}. Build the cells in "
                 "rnn_cell_fn, or drop rnn_cell_fn."
             )
@@ -114,18 +114,12 @@ def rnn_layer_factory(units: Any, cell_type: Any, rnn_cell_fn: Any) -> RNNLayerF
         cell_type = "simple_rnn"
     if isinstance(cell_type, str):
         if cell_type not in _CELLS:
-            raise ValueError(
-                f"Unknown cell_type {cell_type!r}. Use one of {sorted(_CELLS)}, or a "
-                "Keras RNN cell class such as keras.layers.LSTMCell."
-            )
+            raise ValueError(_cell_type_error(cell_type))
         cell_class: Any = _CELLS[cell_type]
     elif callable(cell_type):
         cell_class = cell_type
     else:
-        raise ValueError(
-            f"cell_type must be one of {sorted(_CELLS)} or a Keras RNN cell class, got "
-            f"{type(cell_type).__name__}: {cell_type!r}."
-        )
+        raise ValueError(_cell_type_error(cell_type))
     if isinstance(units, int) and not isinstance(units, bool):
         _check_units([units])
         if isinstance(cell_type, str) and cell_type in _LAYERS:
@@ -142,6 +136,15 @@ def rnn_layer_factory(units: Any, cell_type: Any, rnn_cell_fn: Any) -> RNNLayerF
         return _rnn_over(cells[0] if len(cells) == 1 else cells, return_sequences)
 
     return make
+
+
+def _cell_type_error(cell_type: Any) -> str:
+    return (
+        "`cell_type` should be a class producing a RNN cell, or a string specifying "
+        f"the cell type. Supported strings are: {list(_CELLS)}. Got "
+        f"{type(cell_type).__name__}: {cell_type!r}; use one of those names, or a "
+        "Keras RNN cell class such as keras.layers.LSTMCell."
+    )
 
 
 def _check_units(units: Any) -> tuple[int, ...]:
@@ -168,8 +171,9 @@ def _rnn_over(cell: Any, return_sequences: bool) -> keras.layers.Layer:
     for one in cells:
         if not (hasattr(one, "call") and hasattr(one, "state_size")):
             raise ValueError(
-                f"An RNN cell must be a Keras RNN cell (with call and state_size), "
-                f"such as keras.layers.LSTMCell(32); got {type(one).__name__}: {one!r}."
+                "RNN cell should have a `call` and `state_size` method. Got "
+                f"{type(one).__name__}: {one!r}; give a Keras RNN cell, such as "
+                "keras.layers.LSTMCell(32)."
             )
     return keras.layers.RNN(
         cells if len(cells) > 1 else cells[0], return_sequences=return_sequences
@@ -348,8 +352,9 @@ class RNNEstimator(Estimator):
         check_head(head)
         if return_sequences and not isinstance(head, SequentialHeadWrapper):
             raise ValueError(
-                f"return_sequences=True needs a sequential head (SequentialHeadWrapper), "
-                f"got {type(head).__name__}. Wrap it: "
+                "Provided head must be a `_SequentialHead` object when "
+                "`return_sequences` is set to True. Got "
+                f"{type(head).__name__}; wrap it: "
                 "SequentialHeadWrapper(head, sequence_length_mask='sequence_mask')."
             )
         make_rnn_layer = rnn_layer_factory(units, cell_type, rnn_cell_fn)

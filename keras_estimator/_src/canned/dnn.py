@@ -51,6 +51,16 @@ def check_features(features: Any, feature_columns: Sequence[Any]) -> None:
         )
 
 
+def require_feature_dict(features: Any) -> None:
+    """Refuses features that are not a dict, with 2.15's ValueError and first words."""
+    if not isinstance(features, Mapping):
+        raise ValueError(
+            "features should be a dictionary of `Tensor`s. Given type: "
+            f"{type(features).__name__}. Return the features from input_fn as a dict "
+            "keyed by feature name, e.g. {'age': tensor}."
+        )
+
+
 def dnn_logits(
     features: Any,
     feature_columns: Sequence[Any],
@@ -67,6 +77,7 @@ def dnn_logits(
     Each layer's output gets 2.15's training summaries (`head.training_summaries`),
     tagged `<summary_scope>dnn/hiddenlayer_<i>/...` and `<summary_scope>dnn/logits/...`.
     """
+    require_feature_dict(features)
     check_features(features, feature_columns)
     training = mode == ModeKeys.TRAIN
     with tf.compat.v1.variable_scope("dnn"):

@@ -29,6 +29,7 @@ from keras_estimator._src.canned.dnn import (
     check_hidden_units,
     classification_head,
     dnn_logits,
+    require_feature_dict,
     require_v2_columns,
 )
 from keras_estimator._src.canned.linear import check_sparse_combiner, linear_logits
@@ -115,11 +116,7 @@ class WideAndDeep:
         A part left out has None for its variables; the network is built
         first, as in 2.15.
         """
-        if not isinstance(features, dict):
-            raise ValueError(
-                f"DNNLinearCombined estimators need features as a dict of tensors keyed "
-                f"by feature name; input_fn gave {type(features).__name__}."
-            )
+        require_feature_dict(features)
         logits = []
         dnn_variables = linear_variables = None
         if self.dnn_columns:

@@ -270,9 +270,11 @@ def is_sequence_column(column: Any) -> bool:
 
 def _check_mapping(features: Any) -> None:
     if not isinstance(features, collections.abc.Mapping):
+        # 2.15's first words.
         raise ValueError(
-            f"A recurrent model's input_fn must give a dict of features keyed by "
-            f"column key, got {type(features).__name__}: {features!r}."
+            "inputs should be a dictionary of `Tensor`s. Given type: "
+            f"{type(features).__name__}: {features!r}. A recurrent model's input_fn "
+            "must give a dict of features keyed by column key."
         )
 
 

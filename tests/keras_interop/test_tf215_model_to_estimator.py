@@ -142,3 +142,64 @@ def test_sample_weights_of_two_outputs(tmp_path):
         FIXTURE["sample_weights"]["two_outputs_eval_loss"],  # 1.1875
         rtol=1e-6,
     )
+
+
+def _multi_output_model():
+    input_a = keras.Input((3,), name="input_a")
+    input_b = keras.Input((3,), name="input_b")
+    dense = keras.layers.Dense(
+        4, name="dense_1", kernel_initializer=keras.initializers.Constant(0.3)
+    )
+    merged = keras.layers.concatenate([dense(input_a), dense(input_b)], name="merge")
+    out_c = keras.layers.Dense(
+        3,
+        activation="softmax",
+        name="dense_2",
+        kernel_initializer=keras.initializers.Constant(
+            [[0.1, -0.2, 0.3]] * 4 + [[-0.1, 0.2, 0.05]] * 4
+        ),
+    )(merged)
+    out_d = keras.layers.Dense(
+        2,
+        activation="softmax",
+        name="dense_3",
+        kernel_initializer=keras.initializers.Constant([[0.2, -0.1]] * 4 + [[-0.3, 0.1]] * 4),
+    )(merged)
+    model = keras.Model([input_a, input_b], [out_c, out_d])
+    model.compile(
+        loss="categorical_crossentropy",
+        optimizer="rmsprop",
+        metrics={"dense_2": "categorical_accuracy", "dense_3": "categorical_accuracy"},
+    )
+    return model
+
+
+def _multi_output_input_fn():
+    rng = np.random.RandomState(1)
+    a = rng.normal(size=(12, 3)).astype("float32")
+    b = rng.normal(size=(12, 3)).astype("float32")
+    c = np.eye(3, dtype="float32")[rng.randint(0, 3, size=12)]
+    d = np.eye(2, dtype="float32")[rng.randint(0, 2, size=12)]
+    return lambda: tf.data.Dataset.from_tensor_slices(((a, b), (c, d))).batch(12)
+
+
+def test_a_metric_per_output_is_reported_per_output(tmp_path):
+    # The same metric on two outputs: 2.15's keys and values, no per-output losses.
+    expected = FIXTURE["multi_output_metrics"]
+    est = ke.model_to_estimator(_multi_output_model(), model_dir=str(tmp_path / "a"))
+    results = est.evaluate(_multi_output_input_fn())
+    assert sorted(results) == sorted(expected["results"])
+    for key, value in expected["results"].items():
+        np.testing.assert_allclose(results[key], value, rtol=1e-6, err_msg=key)
+    renamed = ke.model_to_estimator(
+        _multi_output_model(),
+        model_dir=str(tmp_path / "b"),
+        metric_names_map={
+            "dense_2_categorical_accuracy": "acc_1",
+            "dense_3_categorical_accuracy": "acc_2",
+        },
+    )
+    results = renamed.evaluate(_multi_output_input_fn())
+    assert sorted(results) == sorted(expected["renamed_results"])
+    for key, value in expected["renamed_results"].items():
+        np.testing.assert_allclose(results[key], value, rtol=1e-6, err_msg=key)

@@ -196,14 +196,14 @@ class KerasModelFn:
             compiled.update_state(y, y_pred, sample_weight)
         update_op = tf.no_op()
         # Values are read after the update, so a step's logs include it; the
-        # Estimator reads the final values after all steps. The overall loss
-        # tracker is left out: the Estimator reports the mean batch loss.
+        # Estimator reads the final values after all steps. As in tf.estimator
+        # 2.15, the results hold the compiled metrics only: not the loss
+        # trackers (the Estimator reports the mean batch loss; 2.15 had no
+        # per-output `<output>_loss` entries).
         metric_ops: dict[str, Any] = {}
-        for metric in model.metrics[1:]:
-            result = metric.result()
-            values = result if isinstance(result, Mapping) else {metric.name: result}
-            for name, value in values.items():
-                metric_ops[self._metric_name(name)] = (_flat_scalar(value), update_op)
+        results = compiled.result() if compiled is not None else {}
+        for name, value in results.items():
+            metric_ops[self._metric_name(name)] = (_flat_scalar(value), update_op)
         return EstimatorSpec(
             ModeKeys.EVAL,
             loss=tf.identity(_unscale_for_replicas(loss), name="loss"),
@@ -369,7 +369,14 @@ def named_variables(model: keras.Model) -> dict[str, tuple[tf.Variable, bool]]:
             add(f"{scope}/{variable.path.split('/', 1)[-1]}", variable, False)
     for metric in model.metrics:
         for variable in metric.variables:
-            add(f"{METRICS_SCOPE}/{variable.path}", variable, True)
+            # Metrics of different outputs may share a path (two outputs'
+            # `categorical_accuracy/total`); these are never checkpointed, so
+            # a counter only has to tell them apart.
+            name, count = f"{METRICS_SCOPE}/{variable.path}", 0
+            while name in named and named[name][0] is not as_tf_variable(variable):
+                count += 1
+                name = f"{METRICS_SCOPE}/{variable.path}_{count}"
+            add(name, variable, True)
     return named
 
 

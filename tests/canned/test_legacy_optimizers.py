@@ -373,3 +373,33 @@ def test_a_learning_rate_of_0_warm_starts_and_trains_nothing(installed, tmp_path
             np.testing.assert_array_equal(
                 second.get_variable_value(name), first.get_variable_value(name), err_msg=name
             )
+
+
+def test_legacy_optimizer_objects_name_the_step_counters_they_trained_with(installed, tmp_path):
+    # 2.15's test_train_op_calls_both_dnn_and_linear: after train(), each
+    # legacy optimizer object's `iterations` is the variable it counted in
+    # (measured in the reference venv: 'global_step:0' for the network's,
+    # 'training/SGD_1/iter:0' for the linear part's), both at 1 after a step.
+    # Both were left None.
+    dnn_opt = tf.keras.optimizers.legacy.SGD(1.0)
+    linear_opt = tf.keras.optimizers.legacy.SGD(1.0)
+    x = tf.feature_column.numeric_column("x")
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(
+            ({"x": np.array([[0.0], [1.0]], np.float32)}, np.array([[0], [1]]))
+        ).batch(1)
+
+    est = tf.estimator.DNNLinearCombinedClassifier(
+        linear_feature_columns=[x],
+        linear_optimizer=linear_opt,
+        dnn_hidden_units=(2, 2),
+        dnn_feature_columns=[x],
+        dnn_optimizer=dnn_opt,
+        model_dir=str(tmp_path),
+    )
+    est.train(input_fn, steps=1)
+    assert dnn_opt.iterations.name == "global_step:0"
+    assert linear_opt.iterations.name == "training/SGD_1/iter:0"
+    assert est.get_variable_value(linear_opt.iterations.name) == 1
+    assert est.get_variable_value(dnn_opt.iterations.name) == 1

@@ -138,7 +138,7 @@ class Optimizer:
             return None
         settings = {k: v for k, v in self._hyper.items() if k != "learning_rate"}
         settings.update(self._flags())
-        return CannedOptimizer(
+        canned = CannedOptimizer(
             self._kind,
             name=self._name,
             learning_rate=self._hyper["learning_rate"],
@@ -148,6 +148,8 @@ class Optimizer:
             decay=self._initial_decay,
             **settings,
         )
+        canned.reports_iterations_to(self)
+        return canned
 
     def _flags(self) -> dict[str, float]:
         return {}

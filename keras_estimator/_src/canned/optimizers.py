@@ -175,6 +175,18 @@ class CannedOptimizer:
         # climbs the loss, as 2.15's canned estimators did.
         if self._settings["decay"] < 0:
             raise ValueError(f"decay must be >= 0, got {self._settings['decay']!r}.")
+        # The program's tf.keras.optimizers.legacy object this trains as, if any.
+        self._owner: Any = None
+
+    def reports_iterations_to(self, owner: Any) -> None:
+        """Sets `owner.iterations` to the step count of each training step built.
+
+        tf.estimator 2.15 trained with the legacy optimizer object itself, so
+        after `train()` its `iterations` was the global step, or the counter of
+        its own (`training/<Name>/iter`) a second optimizer kept; a program
+        reads it as `est.get_variable_value(optimizer.iterations.name)`.
+        """
+        self._owner = owner
 
     @property
     def name(self) -> str:
@@ -251,6 +263,8 @@ class CannedOptimizer:
             iterations, settings, slots = context.merge_call(make_variables)
         else:
             iterations, settings, slots = make_variables()
+        if self._owner is not None:
+            self._owner.iterations = iterations
         values = {name: tf.convert_to_tensor(v) for name, v in settings.items()}
         step = tf.cast(iterations, tf.float32)
         learning_rate = self._learning_rate_at(values, step)

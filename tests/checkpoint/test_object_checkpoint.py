@@ -137,6 +137,75 @@ def test_evaluate_predict_and_export_read_object_based_checkpoints(tmp_path):
     np.testing.assert_allclose(served(x=tf.constant(X))["y"].numpy(), want, rtol=1e-6)
 
 
+class TwoDense(keras.Model):
+    """Two unnamed Dense layers, as in tf.estimator's object-checkpointing test."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense_one = keras.layers.Dense(2)
+        self.dense_two = keras.layers.Dense(1)
+
+    def call(self, inputs):
+        return self.dense_two(self.dense_one(inputs))
+
+
+def two_dense_model_fn(features, labels, mode):
+    model = TwoDense()
+    ckpt = tf.train.Checkpoint(step=tf.compat.v1.train.get_or_create_global_step(), model=model)
+    output = model(features["x"])
+    scaffold = tf.compat.v1.train.Scaffold(saver=ckpt)
+    if mode == ModeKeys.PREDICT:
+        return EstimatorSpec(mode, predictions={"y": output}, scaffold=scaffold)
+    loss = tf.reduce_mean(tf.square(output - labels))
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
+        loss, global_step=tf.compat.v1.train.get_global_step()
+    )
+    return EstimatorSpec(mode, loss=loss, train_op=train_op, scaffold=scaffold)
+
+
+def test_a_checkpoint_a_program_wrote_is_read_by_its_objects_paths(tmp_path):
+    # A program's own model, saved by its own tf.train.Checkpoint before any
+    # Estimator: its variables were named otherwise than the model_fn's
+    # (Keras numbers the layers of each new model), so only the paths from
+    # the Checkpoint (model/dense_two/bias) match, as 2.15's Scaffold saver
+    # matched them. 2.15's figures for these weights, from the reference
+    # venv: predictions 14.25 and 14.75, evaluation loss 101.5625 at step 40,
+    # and after train(steps=2) loss 30.0722 at step 42.
+    x = np.array([[1.0], [2.0]], np.float32)
+    model = TwoDense()
+    model(tf.constant(x))
+    model.dense_one.kernel.assign([[0.5, -1.0]])
+    model.dense_one.bias.assign([0.25, 0.5])
+    model.dense_two.kernel.assign([[2.0], [0.5]])
+    model.dense_two.bias.assign([13.0])
+    model_dir = str(tmp_path / "model")
+    tf.train.Checkpoint(step=tf.Variable(40, dtype=tf.int64), model=model).save(
+        os.path.join(model_dir, "ckpt")
+    )
+
+    def input_fn():
+        return tf.data.Dataset.from_tensors(({"x": x}, x * 3.0)).repeat()
+
+    def serving_input():
+        placeholder = tf.compat.v1.placeholder(tf.float32, [None, 1], name="x")
+        return keras_estimator.export.ServingInputReceiver(
+            {"x": placeholder}, {"x": placeholder}
+        )
+
+    estimator = keras_estimator.Estimator(two_dense_model_fn, model_dir)
+    predictions = [float(p["y"][0]) for p in estimator.predict(lambda: input_fn().take(1))]
+    assert predictions == [14.25, 14.75]
+    assert estimator.evaluate(input_fn, steps=1) == {"loss": 101.5625, "global_step": 40}
+    served = tf.saved_model.load(estimator.export_saved_model(str(tmp_path / "export"), serving_input))
+    np.testing.assert_array_equal(
+        served.signatures["serving_default"](x=tf.constant(x))["y"].numpy().ravel(), [14.25, 14.75]
+    )
+    estimator.train(input_fn, steps=2)
+    metrics = estimator.evaluate(input_fn, steps=1)
+    assert metrics["global_step"] == 42
+    np.testing.assert_allclose(metrics["loss"], 30.072200775146484, rtol=1e-6)
+
+
 def test_a_checkpoint_without_the_global_step_resumes_at_the_saved_step(tmp_path):
     model_fn = make_model_fn(track_step=False)
     keras_estimator.Estimator(model_fn, str(tmp_path)).train(constant_input, steps=10)

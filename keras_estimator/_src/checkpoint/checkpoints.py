@@ -776,21 +776,30 @@ def step_of(checkpoint_path: str) -> int:
 
 
 def restore(
-    variables: dict[str, tf.Variable], checkpoint_path: str, *, strict: bool = True
+    variables: dict[str, tf.Variable],
+    checkpoint_path: str,
+    *,
+    strict: bool = True,
+    scaffold_checkpoint: Any = None,
 ) -> list[str]:
     """Assigns each variable the value stored under its name.
 
     Every value is read (and checksummed) before any variable changes, so a
     damaged checkpoint leaves the variables as they were. An object-based
-    checkpoint is read through the names its object graph records; variables
-    it does not hold keep their values, with a warning (its Checkpoint did
-    not track them), and the global step is then taken from its name.
+    checkpoint is read through `scaffold_checkpoint`'s paths to its variables
+    (`model/dense/kernel`), as 2.15's Scaffold saver read it, and through the
+    names its object graph records for the variables those paths miss (or
+    all, without a Checkpoint); variables it does not hold keep their
+    values, with a warning (its Checkpoint did not track them), and the
+    global step is then taken from its name.
 
     Args:
         variables: name -> variable.
         checkpoint_path: a checkpoint prefix.
         strict: if True, a variable missing from the checkpoint is an error
             (as a TF1 Saver made it); if False it keeps its value.
+        scaffold_checkpoint: the `tf.train.Checkpoint` the model_fn gave as
+            its Scaffold's saver in the mode restoring, or None.
 
     Returns:
         The names that were restored.
@@ -805,6 +814,12 @@ def restore(
         dtypes = reader.get_variable_to_dtype_map()
         keys = object_checkpoint.stored_names(reader, shapes)
         object_based = object_checkpoint.is_object_based(shapes)
+        if object_based and scaffold_checkpoint is not None:
+            keys.update(
+                object_checkpoint.keys_by_object_path(
+                    reader, shapes, scaffold_checkpoint, variables
+                )
+            )
         missing = [n for n in variables if n not in keys]
         if missing and not object_based:
             # A tf.keras 2 optimizer's variables, written by tf.estimator.
@@ -922,11 +937,16 @@ def reading_newest(
 
 
 def restore_or_fall_back(
-    variables: dict[str, tf.Variable], model_dir: str, checkpoint_path: str
+    variables: dict[str, tf.Variable],
+    model_dir: str,
+    checkpoint_path: str,
+    *,
+    scaffold_checkpoint: Any = None,
 ) -> str:
     """Restores `checkpoint_path` or, if it is damaged, the newest older one.
 
     Falling back warns, saying how many steps that loses.
+    `scaffold_checkpoint` is `restore`'s.
 
     Returns:
         The checkpoint prefix restored.
@@ -935,7 +955,7 @@ def restore_or_fall_back(
         DamagedCheckpointError: it is damaged and no older one reads.
     """
     try:
-        restore(variables, checkpoint_path)
+        restore(variables, checkpoint_path, scaffold_checkpoint=scaffold_checkpoint)
         return checkpoint_path
     except DamagedCheckpointError as damage:
         step = _step_in_name(os.path.basename(checkpoint_path))
@@ -950,7 +970,7 @@ def restore_or_fall_back(
         lost = step - (_step_in_name(chosen) or 0)
         _warn(f"{damage} Training continues from {chosen}, losing {lost} steps.")
         fallback = os.path.join(model_dir, chosen)
-        restore(variables, fallback)
+        restore(variables, fallback, scaffold_checkpoint=scaffold_checkpoint)
         return fallback
 
 

@@ -75,6 +75,9 @@ class ModelFnTrace:
         self.spec_hooks: dict[str, tuple[Any, ...]] = {}
         # Mode -> its EstimatorSpec Scaffold's summary_op (None when unset).
         self.scaffold_summary_ops: dict[str, Any] = {}
+        # Mode -> its Scaffold's saver when a tf.train.Checkpoint (else None):
+        # what reads an object-based checkpoint in that mode.
+        self.scaffold_checkpoints: dict[str, Any] = {}
         self.chief_hook_counts: dict[str, int] = {}
         self.optimizers: dict[str, tuple[Any, ...]] = {}
         self.loss_names: dict[str, str] = {}
@@ -162,6 +165,8 @@ class ModelFnTrace:
         """What a building trace keeps of the spec."""
         _check_scaffold(spec.scaffold)
         self.scaffold_summary_ops[mode] = getattr(spec.scaffold, "summary_op", None)
+        saver = getattr(spec.scaffold, "saver", None)
+        self.scaffold_checkpoints[mode] = saver if is_object_checkpoint(saver) else None
         is_chief = getattr(self.config, "is_chief", True)
         self.spec_hooks[mode] = _spec_hooks(spec, mode, is_chief)
         self.chief_hook_counts[mode] = (

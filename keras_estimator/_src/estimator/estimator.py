@@ -911,6 +911,10 @@ class Estimator:
                 self._warm_start(new_names)
             return None
         saveable = self._store.saveable()
+        # An object-based checkpoint is read through the mode's Scaffold's
+        # tf.train.Checkpoint, as 2.15's Scaffold read it.
+        model = self._get_eval_model() if mode == ModeKeys.EVAL else self._get_model()
+        scaffold_checkpoint = model.trace.scaffold_checkpoints.get(mode)
         # By file identity, not name: a model_dir emptied and trained again
         # holds other values under the same checkpoint name.
         held = [_checkpoint.identity(path)]
@@ -920,10 +924,10 @@ class Estimator:
             if held[0] is not None and held[0] == self._synced_checkpoint:
                 fresh = {n: saveable[n] for n in new_names if n in saveable}
                 if fresh:
-                    _checkpoint.restore(fresh, chosen)
+                    _checkpoint.restore(fresh, chosen, scaffold_checkpoint=scaffold_checkpoint)
             else:
                 logger.info("Restoring parameters from %s", chosen)
-                _checkpoint.restore(saveable, chosen)
+                _checkpoint.restore(saveable, chosen, scaffold_checkpoint=scaffold_checkpoint)
             return chosen
 
         if checkpoint_path is not None:
@@ -932,7 +936,9 @@ class Estimator:
             # A damaged newest checkpoint: train on from the newest intact
             # one (with a warning), never from step 0.
             logger.info("Restoring parameters from %s", path)
-            restored = _checkpoint.restore_or_fall_back(saveable, self._model_dir, path)
+            restored = _checkpoint.restore_or_fall_back(
+                saveable, self._model_dir, path, scaffold_checkpoint=scaffold_checkpoint
+            )
             if restored != path:
                 held[0] = _checkpoint.identity(restored)
             path = restored

@@ -43,7 +43,10 @@ from keras_estimator._src.base.mode_keys import ALL_MODES, ModeKeys
 from keras_estimator._src.base.serving_input import RECEIVER_TYPES
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
-from keras_estimator._src.engine.variable_store import VariableStore
+from keras_estimator._src.engine.variable_store import (
+    VariableStore,
+    is_object_checkpoint,
+)
 from keras_estimator._src.export import export_files as _export_files
 from keras_estimator._src.export import signatures as _export_signatures
 from keras_estimator._src.tf_internals import resource_tracking
@@ -218,6 +221,9 @@ class _Trace:
 
     graph: Any = None
     signature_defs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # The spec's Scaffold saver when a tf.train.Checkpoint: it reads an
+    # object-based checkpoint by its objects' paths, as in 2.15's export.
+    scaffold_checkpoint: Any = None
 
 
 def build_serving_model(
@@ -237,7 +243,9 @@ def build_serving_model(
         store.create_at_once = False
     logger.info("Restoring parameters from %s", checkpoint_path)
     try:
-        _checkpoint.restore(store.saveable(), checkpoint_path)
+        _checkpoint.restore(
+            store.saveable(), checkpoint_path, scaffold_checkpoint=traced.scaffold_checkpoint
+        )
     except ValueError as error:
         raise ValueError(
             f"Could not load the serving graph's variables from {checkpoint_path}: "
@@ -291,6 +299,9 @@ def _trace(
         export_outputs = export_outputs_for_predict(
             spec.export_outputs, spec.predictions
         )
+        saver = getattr(spec.scaffold, "saver", None)
+        if is_object_checkpoint(saver):
+            trace.scaffold_checkpoint = saver
         trace.graph = tf.compat.v1.get_default_graph()
         trace.signature_defs = _export_signatures.signature_defs(
             receiver.receiver_tensors,

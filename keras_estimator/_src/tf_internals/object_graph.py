@@ -8,11 +8,14 @@ such checkpoints by name through it. The proto's module is generated code
 TensorFlow does not export.
 
 Private symbols touched: `tensorflow.core.protobuf.trackable_object_graph_pb2`
-(`TrackableObjectGraph`, its `nodes`, their `attributes`, and each
-attribute's `full_name` and `checkpoint_key`).
+(`TrackableObjectGraph`, its `nodes`, their `children` (each child's
+`node_id` and `local_name`) and `attributes`, and each attribute's `name`,
+`full_name` and `checkpoint_key`).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 TOUCHES = (
     "tensorflow.core.protobuf.trackable_object_graph_pb2:TrackableObjectGraph",
@@ -26,6 +29,17 @@ TOUCHES = (
     "tensorflow.core.protobuf.trackable_object_graph_pb2"
     ":TrackableObjectGraph.TrackableObject.SerializedTensor"
     ".DESCRIPTOR.fields_by_name.checkpoint_key",
+    "tensorflow.core.protobuf.trackable_object_graph_pb2"
+    ":TrackableObjectGraph.TrackableObject.SerializedTensor"
+    ".DESCRIPTOR.fields_by_name.name",
+    "tensorflow.core.protobuf.trackable_object_graph_pb2"
+    ":TrackableObjectGraph.TrackableObject.DESCRIPTOR.fields_by_name.children",
+    "tensorflow.core.protobuf.trackable_object_graph_pb2"
+    ":TrackableObjectGraph.TrackableObject.ObjectReference"
+    ".DESCRIPTOR.fields_by_name.node_id",
+    "tensorflow.core.protobuf.trackable_object_graph_pb2"
+    ":TrackableObjectGraph.TrackableObject.ObjectReference"
+    ".DESCRIPTOR.fields_by_name.local_name",
     "tensorflow.python.trackable.base:OBJECT_GRAPH_PROTO_KEY",
 )
 
@@ -44,3 +58,27 @@ def object_graph_names(serialized: bytes) -> dict[str, str]:
             if attribute.full_name:
                 names.setdefault(attribute.full_name, attribute.checkpoint_key)
     return names
+
+
+class Node(NamedTuple):
+    """One object of a checkpoint's object graph (node 0 is the root)."""
+
+    # local name -> the child's node index
+    children: dict[str, int]
+    # attribute name (VARIABLE_VALUE for a variable) -> checkpoint key
+    attributes: dict[str, str]
+
+
+def object_graph_nodes(serialized: bytes) -> list[Node]:
+    """The objects of an object graph, by node index, with their children by name."""
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(serialized)
+    return [
+        Node(
+            {child.local_name: child.node_id for child in node.children},
+            {attribute.name: attribute.checkpoint_key for attribute in node.attributes},
+        )
+        for node in graph.nodes
+    ]

@@ -29,6 +29,7 @@ import tensorflow as tf
 
 from keras_estimator._src.engine import v1_adam
 from keras_estimator._src.tf_internals import (
+    function_calls,
     graph_seeds,
     keras_naming,
     variable_ops,
@@ -126,6 +127,8 @@ class VariableStore:
         self._pending: dict[str, _Entry] = {}
         self._replica_names: list[str] = []
         self._checkpoint: Any = None
+        # (ids of the local entries, their traced reset or None: eager).
+        self._local_reset: tuple[tuple[int, ...], Any] | None = None
         # Whether a building trace creates variables where asked (a trace
         # whose variables made under tf.init_scope are plain eager ones).
         self.create_at_once = False
@@ -196,10 +199,25 @@ class VariableStore:
         self.mark_local(metric.variables)
 
     def reset_local_variables(self) -> None:
-        """Re-initialises metric variables, as each TF1 evaluation graph did."""
-        for entry in self._entries.values():
-            if entry.is_local:
-                entry.variable.assign(entry.initial_value())
+        """Re-initialises metric variables, as each TF1 evaluation graph did.
+
+        Local variables whose initial values are constants (the metrics'
+        zeros) are reset by one traced call (`_constant_resets`) instead of
+        two eager operations each; any other initial value is computed
+        eagerly, as it always was.
+        """
+        local = [entry for entry in self._entries.values() if entry.is_local]
+        if not local:
+            return
+        key = tuple(map(id, local))
+        reset = self._local_reset
+        if reset is None or reset[0] != key:
+            reset = self._local_reset = (key, _constant_resets(local))
+        if reset[1] is not None:
+            function_calls.call_traced(reset[1])
+            return
+        for entry in local:
+            entry.variable.assign(entry.initial_value())
 
     def adopt(self, name: str, variable: tf.Variable, is_local: bool) -> None:
         """Keeps a variable made elsewhere (a built Keras model's) under `name`."""
@@ -660,3 +678,44 @@ def _check_shape(name: str, variable: tf.Variable, kwargs: dict[str, Any]) -> No
             f"already exists with shape {variable.shape}. Give differently "
             "shaped variables different names."
         )
+
+
+# Operations a traced reset may hold: its constants, its captured variables
+# and their assignments. Anything else (a random draw, a read of another
+# variable) is computed eagerly, as each reset always computed it.
+_CONSTANT_RESET_OPS = frozenset(
+    {"Const", "Placeholder", "AssignVariableOp", "NoOp", "Identity", "Fill", "Cast", "Reshape"}
+)
+
+
+def _constant_resets(local: list[_Entry]) -> Any:
+    """A traced function assigning each local variable its initial value; None if one is not constant.
+
+    Plain resource variables of this task only (no strategy's, none on a
+    parameter server); the initial values are traced once and must be
+    constants, so the function assigns the very values the eager reset
+    computes.
+    """
+    if not all(_is_local_resource(entry.variable) for entry in local):
+        return None
+
+    def reset() -> None:
+        for entry in local:
+            entry.variable.assign(entry.initial_value())
+
+    try:
+        traced = tf.function(reset, autograph=False).get_concrete_function()
+    except Exception:  # noqa: BLE001 - an initial value that cannot be traced stays eager
+        return None
+    if any(op.type not in _CONSTANT_RESET_OPS for op in traced.graph.get_operations()):
+        return None
+    return traced
+
+
+def _is_local_resource(variable: Any) -> bool:
+    from tensorflow.python.ops import resource_variable_ops
+
+    if not isinstance(variable, resource_variable_ops.ResourceVariable):
+        return False
+    device = getattr(variable, "device", "") or ""
+    return tf.DeviceSpec.from_string(device).job in (None, "localhost")

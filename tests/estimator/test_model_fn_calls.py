@@ -10,6 +10,7 @@ strategy on one machine the step's one trace calls it once per replica,
 as 2.15 did.
 """
 
+import pathlib
 import shutil
 
 import numpy as np
@@ -284,12 +285,31 @@ def test_evaluation_hooks_fetching_call_the_model_fn_once(tmp_path):
     assert np.isclose(np.mean(losses), results["loss"], rtol=1e-5)
 
 
-def test_summaries_in_control_flow_keep_a_trace_per_function(tmp_path):
-    """A summary written inside tf.cond cannot be left out of a shared trace.
+def _summaries(directory, tag):
+    """step -> value of `tag`'s summaries in `directory`'s event files."""
+    found = {}
+    for path in pathlib.Path(directory).glob("events.out.tfevents.*"):
+        for event in tf.compat.v1.train.summary_iterator(str(path)):
+            for value in event.summary.value:
+                if value.tag == tag or value.tag.endswith("/" + tag):
+                    number = (
+                        value.simple_value
+                        if value.HasField("simple_value")
+                        else float(tf.make_ndarray(value.tensor))
+                    )
+                    assert event.step not in found, (tag, event.step)
+                    found[event.step] = number
+    return found
 
-    Then each compiled function traces the step itself, as before the traces
-    were shared, and the summary is still written only on the steps the
-    summary hook asks for.
+
+def test_summaries_in_control_flow_call_the_model_fn_once(tmp_path):
+    """A summary written inside tf.cond leaves the first train() one call.
+
+    tf.estimator 2.15 called the model_fn once per train(). The step's one
+    trace runs writes inside the model_fn's control flow only on the steps
+    the summary hook asks for (before: a building trace, the fused loop's and
+    each fetching step's own traces, 5 calls). The summaries and weights
+    are those of a model_fn writing no summary in a cond.
     """
     calls = []
 
@@ -297,11 +317,63 @@ def test_summaries_in_control_flow_keep_a_trace_per_function(tmp_path):
         calls.append(mode)
         spec = mlp_model_fn(features, labels, mode, params)
         if mode == ke.ModeKeys.TRAIN:
+            step = tf.compat.v1.train.get_global_step()
             tf.cond(
                 spec.loss > 0,
                 lambda: tf.summary.scalar("positive_loss", spec.loss),
                 lambda: tf.constant(False),
             )
+            # Written when the global step, read after the step's update
+            # (the summary's label), is even.
+            tf.cond(
+                tf.equal(step % 2, 0),
+                lambda: tf.summary.scalar("even_step", tf.cast(step, tf.float32)),
+                lambda: tf.constant(False),
+            )
+        return spec
+
+    config = ke.RunConfig(save_summary_steps=3, tf_random_seed=1)
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path / "cond"), params={"hidden": [8]}, config=config)
+    est.train(input_fn(X, Y), steps=7)
+    assert calls == ["train"]
+    # Summary steps run at global steps 0, 3 and 6, labelled 1, 4 and 7.
+    losses = _summaries(tmp_path / "cond", "loss")
+    assert sorted(losses) == [1, 4, 7]
+    assert _summaries(tmp_path / "cond", "positive_loss") == losses
+    assert _summaries(tmp_path / "cond", "even_step") == {4: 4.0}
+
+    plain = ke.Estimator(mlp_model_fn, str(tmp_path / "plain"), params={"hidden": [8]}, config=config)
+    plain.train(input_fn(X, Y), steps=7)
+    assert _summaries(tmp_path / "plain", "loss") == losses
+    for name in plain.get_variable_names():
+        np.testing.assert_array_equal(est.get_variable_value(name), plain.get_variable_value(name))
+
+    # A later train() calls it no more and writes on its summary steps.
+    calls.clear()
+    est.train(input_fn(X, Y), steps=3)
+    assert calls == []
+    assert sorted(_summaries(tmp_path / "cond", "positive_loss")) == [1, 4, 7, 8]
+    assert _summaries(tmp_path / "cond", "even_step") == {4: 4.0, 8: 8.0}
+
+
+def test_a_write_forced_inside_control_flow_keeps_a_trace_per_function(tmp_path):
+    """A summary the model_fn writes inside tf.cond under a record_if of its
+    own cannot be held back by the step's flag: each compiled function then
+    traces the step itself (a building trace, the fused loop and a fetching
+    step per set of fetches), and the summary is still written only on the
+    summary hook's steps."""
+    calls = []
+
+    def model_fn(features, labels, mode, params):
+        calls.append(mode)
+        spec = mlp_model_fn(features, labels, mode, params)
+        if mode == ke.ModeKeys.TRAIN:
+            with tf.summary.record_if(True):
+                tf.cond(
+                    spec.loss > 0,
+                    lambda: tf.summary.scalar("positive_loss", spec.loss),
+                    lambda: tf.constant(False),
+                )
         return spec
 
     config = ke.RunConfig(save_summary_steps=3)
@@ -311,14 +383,66 @@ def test_summaries_in_control_flow_keep_a_trace_per_function(tmp_path):
     # own, the fused loop, and a fetching step for each set of fetches: the
     # first step's (the logged loss and summaries) and the later summary steps'.
     assert calls == ["train"] * 5
-    steps = sorted(
-        event.step
-        for path in tmp_path.glob("events.out.tfevents.*")
-        for event in tf.compat.v1.train.summary_iterator(str(path))
-        for value in event.summary.value
-        if value.tag.endswith("positive_loss")
+    assert sorted(_summaries(tmp_path, "positive_loss")) == [1, 4, 7]
+
+
+def test_summaries_in_another_directory_call_the_model_fn_once(tmp_path):
+    """A first train() whose hooks ask for summaries in a directory of their
+    own calls the model_fn once, as tf.estimator 2.15 did.
+
+    A SummarySaverHook of the program's (every 2 steps, a Scaffold whose
+    summary_op is unset: the model_fn's summaries, as in 2.15) and one the
+    model_fn returns (every 4 steps) write beside the model_dir's (every 3
+    steps); before, each other set of directories traced the step again
+    (4 calls). Each directory gets the values a hook fetching the loss at
+    every step saw, at its steps, and the weights are those of training
+    without the hooks.
+    """
+    calls = []
+    own_dir, spec_dir = tmp_path / "own", tmp_path / "spec"
+
+    def model_fn(features, labels, mode, params):
+        calls.append(mode)
+        spec = mlp_model_fn(features, labels, mode, params)
+        if mode == ke.ModeKeys.TRAIN:
+            tf.summary.scalar("loss_twice", spec.loss * 2)
+            hook = ke.SummarySaverHook(
+                save_steps=4, output_dir=str(spec_dir), scaffold=tf.compat.v1.train.Scaffold()
+            )
+            spec = spec._replace(training_hooks=[hook])
+        return spec
+
+    config = ke.RunConfig(save_summary_steps=3, tf_random_seed=1)
+    est = ke.Estimator(model_fn, str(tmp_path / "model"), params={"hidden": [8]}, config=config)
+    own = ke.SummarySaverHook(
+        save_steps=2, output_dir=str(own_dir), scaffold=tf.compat.v1.train.Scaffold()
     )
-    assert steps == [1, 4, 7]
+    est.train(input_fn(X, Y), steps=9, hooks=[own])
+    assert calls == ["train"]
+
+    losses = {}
+
+    class LossEveryStep(ke.SessionRunHook):
+        def before_run(self, run_context):
+            return ke.SessionRunArgs(
+                {"loss": plain._model.loss_names["train"], "step": tf.compat.v1.train.get_global_step()}
+            )
+
+        def after_run(self, run_context, run_values):
+            losses[int(run_values.results["step"]) + 1] = float(run_values.results["loss"])
+
+    plain = ke.Estimator(mlp_model_fn, str(tmp_path / "plain"), params={"hidden": [8]}, config=config)
+    plain.train(input_fn(X, Y), steps=9, hooks=[LossEveryStep()])
+    for directory, steps in ((tmp_path / "model", [1, 4, 7]), (own_dir, [1, 3, 5, 7, 9]), (spec_dir, [1, 5, 9])):
+        written = _summaries(directory, "loss")
+        assert sorted(written) == steps, directory
+        twice = _summaries(directory, "loss_twice")
+        assert sorted(twice) == steps, directory
+        for step in steps:
+            np.testing.assert_allclose(twice[step], 2 * written[step], rtol=1e-6)
+            np.testing.assert_allclose(written[step], losses[step], rtol=1e-6)
+    for name in plain.get_variable_names():
+        np.testing.assert_array_equal(est.get_variable_value(name), plain.get_variable_value(name))
 
 
 def test_each_export_calls_the_model_fn_once(tmp_path):

@@ -105,14 +105,16 @@ class ModelFnTrace:
         }
         plan = self.fetching
         dirs: list[str] = []
+        fed = False
         if mode == ModeKeys.TRAIN and plan is not None:
             dirs = summaries.summary_dirs(plan.keys)
         elif mode == ModeKeys.TRAIN and self.shared is not None:
-            dirs = self.shared.summary_dirs
+            # One trace for every directory hooks may ask for (`FedWriter`).
+            fed = True
         step = summary_step if summary_step is not None else tf.constant(0, tf.int64)
         with (
             self.store.scope(allow_creation=self.building),
-            summaries.recording(dirs, step) as recording,
+            summaries.recording_fed(step) if fed else summaries.recording(dirs, step) as recording,
             distribute.estimator_loss_scaling(tf.distribute.get_strategy()),
             keras2_idioms.accepted(unsave=self.store.mark_local),
             keras2_idioms.recording_optimizers() as optimizers,
@@ -203,15 +205,16 @@ class ModelFnTrace:
             self.fetching = None
 
     @contextlib.contextmanager
-    def tracing_shared(self, summary_dirs: list[str]) -> Iterator[SharedTrace]:
+    def tracing_shared(self) -> Iterator[SharedTrace]:
         """Marks the enclosed trace as a *shared* step (`StepFunctions`).
 
         One trace of the step serves the fused loop and every fetching step
-        of its input structure: it records the summaries of `summary_dirs`
-        (its functions run them only when hooks ask) and what a fetch of a
-        variable's value from before the step reads.
+        of its input structure: in training it records the summaries
+        through a writer each function feeds (`summaries.FedWriter`: they
+        run only when hooks ask, in the directories they name) and what a
+        fetch of a variable's value from before the step reads.
         """
-        self.shared = SharedTrace(list(summary_dirs))
+        self.shared = SharedTrace()
         try:
             yield self.shared
         finally:
@@ -295,15 +298,12 @@ class SharedTrace:
     """What a shared step's trace records besides its outputs.
 
     Attributes:
-        summary_dirs: the directories its summaries are written to (the
-            first one; none: summaries are not recorded).
         read_before: variable name -> its read from before the step (what a
             hook fetching the global step gets).
         spec: the EstimatorSpec the model_fn returned.
     """
 
-    def __init__(self, summary_dirs: list[str]) -> None:
-        self.summary_dirs = summary_dirs
+    def __init__(self) -> None:
         self.read_before: dict[str, tf.Tensor] = {}
         self.spec: EstimatorSpec | None = None
 

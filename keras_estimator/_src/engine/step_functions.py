@@ -22,7 +22,13 @@ from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.distribute import multi_worker
 from keras_estimator._src.engine import fetched_only as _fetched_only
 from keras_estimator._src.engine import fetches as _fetches
-from keras_estimator._src.engine import fetching_loop, fused_loop, inputs, step_call
+from keras_estimator._src.engine import (
+    fetching_loop,
+    fused_loop,
+    inputs,
+    step_call,
+    summaries,
+)
 from keras_estimator._src.engine.fused_loop import NAN_STEP_KEY
 from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
 from keras_estimator._src.engine.run_plan import RunState
@@ -32,6 +38,7 @@ from keras_estimator._src.tf_internals import (
     function_calls,
     ordered_traces,
     pruning,
+    summary_writers,
 )
 
 if TYPE_CHECKING:
@@ -68,9 +75,12 @@ class _SharedStep:
     once, with `tf.function`'s ordering, and each function runs what it
     needs of that graph: the fused loop its outputs and every stateful op but
     the summaries', a fetching step those plus the tensors hooks ask for (and
-    the summaries, when they ask for them). The trace also returns the loss
-    and the reads from before the step, so the usual fetches (the loss, the
-    global step, summaries) call it whole; other fetches prune a copy.
+    the summaries, when they ask for them, in the directories they name: the
+    writes take their writer as an input, `summaries.FedWriter`, and those
+    inside the model_fn's control flow run only when asked). The trace also
+    returns the loss and the reads from before the step, so the usual
+    fetches of a step writing no summaries (the loss, the global step) call
+    it whole; other steps prune a copy.
 
     Args:
         wrapped: the trace (`ordered_traces.trace_ordered`) of a function
@@ -80,7 +90,6 @@ class _SharedStep:
             stateful op).
         num_inputs: how many flat tensors the step's input has.
         read_before: variable name -> its read from before the step.
-        directory: the directories its summaries are written to, if any.
     """
 
     def __init__(
@@ -89,11 +98,9 @@ class _SharedStep:
         outputs: list[tf.Tensor],
         num_inputs: int,
         read_before: dict[str, tf.Tensor],
-        directory: tuple[str, ...] | None,
     ) -> None:
         self.wrapped = wrapped
         self.graph = wrapped.graph
-        self.directory = directory
         self.read_before = read_before
         self._logs_structure = wrapped.structured_outputs[0]
         self.logs_structure = self._logs_structure
@@ -112,6 +119,7 @@ class _SharedStep:
         late_feeds = [t for _, internal in self._late_bound for t in tf.nest.flatten(internal)]
         self._feeds = self.graph.inputs[:num_inputs] + late_feeds
         must_run = list(self.graph.control_outputs)
+        self._writer = summaries.fed_writer_of(self.graph)
         writers = {
             id(tensor)
             for op in self.graph.get_operations()
@@ -119,32 +127,64 @@ class _SharedStep:
             for tensor in op.inputs
             if tensor.dtype == tf.resource
         }
-        self._summary_ops = [op for op in must_run if any(id(t) in writers for t in op.inputs)]
-        summary_ids = {id(op) for op in self._summary_ops}
+        if self._writer is not None:
+            writers.add(id(self._writer.handle))
+        summary_like = [op for op in must_run if any(id(t) in writers for t in op.inputs)]
+        # Writes at the top level, left out of steps writing no summaries.
+        self._summary_ops = [op for op in summary_like if op.type in _SUMMARY_OPS]
+        # Control flow holding writes, which run only when asked (`FedWriter.flag`).
+        self._guarded_ops = [op for op in summary_like if op.type not in _SUMMARY_OPS]
+        summary_ids = {id(op) for op in summary_like}
         self._other_ops = [op for op in must_run if id(op) not in summary_ids]
         self._fused: Any = None
 
     def separable(self) -> bool:
-        """Whether its summary writes are ops of their own (not in control flow)."""
-        return all(op.type in _SUMMARY_OPS for op in self._summary_ops)
+        """Whether steps may leave its summary writes out.
 
-    def _prune(self, extra: list[Any], summaries: bool) -> Any:
-        """A copy of the part of the graph the outputs and `extra` need; None
-        when summaries left out would run anyway (other updates wait for them)."""
-        ops = self._other_ops + (self._summary_ops if summaries else [])
+        So when every write is an op of its own, or inside control flow
+        guarded by the trace's flag (a write the model_fn forced with a
+        `record_if` of its own is not).
+        """
+        if not self._guarded_ops:
+            return True
+        writer = self._writer
+        return writer is not None and summaries.library_writes(self.graph) <= writer.nested_writes
+
+    def _prune(self, extra: list[Any], directories: list[str] | None) -> Any:
+        """A copy of the part of the graph the outputs and `extra` need, with
+        the summaries of `directories` (None: none); None when summaries left
+        out would run anyway (other updates wait for them)."""
+        ops = self._other_ops + self._guarded_ops
+        feeds = self._feeds
+        if directories:
+            ops = ops + self._summary_ops
+            writer = self._writer
+            if writer is not None:
+                handles = [
+                    summary_writers.resource_handle(summaries.writer_for(d))
+                    for d in directories[1:]
+                ]
+                ops = ops + writer.repeat_writes(handles)
+                feeds = feeds + [writer.flag, writer.handle]
         tensors = [t for t in extra if isinstance(t, tf.Tensor)]
         ops = ops + [op for op in extra if isinstance(op, tf.Operation)]
-        pruned = self.wrapped.prune(feeds=self._feeds, fetches=[self._outputs + tensors, ops])
-        if not summaries and any(
+        pruned = self.wrapped.prune(feeds=feeds, fetches=[self._outputs + tensors, ops])
+        if not directories and any(
             op.type in _SUMMARY_OPS for op in pruned.graph.get_operations()
         ):
             return None
         return pruned
 
-    def _call_pruned(self, pruned: Any, data: Any) -> list[tf.Tensor]:
-        """The flat outputs of a pruned copy called on `data`."""
+    def _call_pruned(
+        self, pruned: Any, data: Any, directories: list[str] | None = None
+    ) -> list[tf.Tensor]:
+        """The flat outputs of a pruned copy called on `data` (writing to `directories`)."""
         late_values = [tensor for closure, _ in self._late_bound for tensor in closure()]
-        return pruned(*tf.nest.flatten(data, expand_composites=True), *late_values)[0]
+        fed = []
+        if directories and self._writer is not None:
+            first = summaries.writer_for(directories[0])
+            fed = [tf.constant(True), summary_writers.resource_handle(first)]
+        return pruned(*tf.nest.flatten(data, expand_composites=True), *late_values, *fed)[0]
 
     def _logs(self, flat: list[tf.Tensor]) -> Any:
         return tf.nest.pack_sequence_as(
@@ -153,25 +193,29 @@ class _SharedStep:
 
     def fused_step(self) -> Callable[[Any], Any] | None:
         """The step without its summaries (None: they cannot be left out)."""
-        if not self._summary_ops:
+        if not self._summary_ops and not self._guarded_ops:
             return lambda data: function_calls.call_traced(self.wrapped, data)[0]
         if self._fused is None:
-            self._fused = self._prune([], summaries=False) or False
+            self._fused = self._prune([], None) or False
         if self._fused is False:
             return None
         fused = self._fused
         return lambda data: self._logs(self._call_pruned(fused, data))
 
     def fetching_step(
-        self, extra: dict[str, Any], summaries: bool
+        self, extra: dict[str, Any], directories: list[str]
     ) -> Callable[[Any], tuple[Any, dict[str, tf.Tensor]]] | None:
-        """A function of the step's input: its logs and `extra`'s tensors.
+        """A function of the step's input: its logs and `extra`'s tensors,
+        writing summaries to `directories` (none: no summaries).
 
         None when the summaries must be left out and cannot be.
         """
         keys = [k for k, v in extra.items() if isinstance(v, tf.Tensor)]
-        whole = (summaries or not self._summary_ops) and all(
-            id(v) in self._positions for v in extra.values()
+        whole = (
+            not directories
+            and not self._summary_ops
+            and not self._guarded_ops
+            and all(id(v) in self._positions for v in extra.values())
         )
         if whole:
             positions = [self._positions[id(extra[k])] for k in keys]
@@ -182,13 +226,15 @@ class _SharedStep:
                 return logs, {k: flat[i] for k, i in zip(keys, positions, strict=True)}
 
             return step
-        pruned = self._prune(list(extra.values()), summaries)
+        pruned = self._prune(list(extra.values()), list(directories) or None)
         if pruned is None:
             return None
         count = len(self._outputs)
+        # The directories' writers live as long as the step.
+        files = [summaries.event_file(d) for d in directories]
 
-        def pruned_step(data: Any) -> tuple[Any, dict[str, tf.Tensor]]:
-            flat = self._call_pruned(pruned, data)
+        def pruned_step(data: Any, files: list[Any] = files) -> tuple[Any, dict[str, tf.Tensor]]:
+            flat = self._call_pruned(pruned, data, directories)
             return self._logs(flat), dict(zip(keys, flat[count:], strict=True))
 
         return pruned_step
@@ -206,8 +252,6 @@ class _SharedEvaluation:
     tf.estimator's hooks built theirs in the evaluation graph.
     """
 
-    directory: tuple[str, ...] | None = None
-
     def __init__(self, traced: Any, state: Callable[[], Any]) -> None:
         self._traced = traced
         self.graph = traced.graph
@@ -220,7 +264,7 @@ class _SharedEvaluation:
         return lambda data: _fetched_only.call_traced(self._traced, data, self._state)
 
     def fetching_step(
-        self, extra: dict[str, Any], summaries: bool
+        self, extra: dict[str, Any], directories: list[str]
     ) -> Callable[[Any], tuple[Any, dict[str, tf.Tensor]]]:
         """A function of the step's input: its logs and `extra`'s tensors
         (`extra`'s operations run too). Evaluation writes no summaries."""
@@ -614,7 +658,7 @@ class StepFunctions:
         in_graph, after = _fetches.split_for_graph(
             shared.graph, plan.keys, plan.variables, self._trace.store.get, shared.read_before
         )
-        step = shared.fetching_step(in_graph, summaries)
+        step = shared.fetching_step(in_graph, summary_dirs(plan.keys) if summaries else [])
         if step is None:
             return None
 
@@ -633,7 +677,6 @@ class StepFunctions:
         self,
         replicated_step: Callable[[Any], Any],
         element_spec: Any,
-        directory: tuple[str, ...] | None,
     ) -> _SharedStep | None:
         """Traces the training step once for every function of its input structure.
 
@@ -642,7 +685,7 @@ class StepFunctions:
         """
         outputs: list[tf.Tensor] = []
 
-        with self._trace.tracing_shared(list(directory or ())) as record:
+        with self._trace.tracing_shared() as record:
 
             def step(data: Any) -> Any:
                 logs = tf.nest.map_structure(tf.convert_to_tensor, replicated_step(data))
@@ -661,7 +704,6 @@ class StepFunctions:
             outputs,
             len(tf.nest.flatten(element_spec, expand_composites=True)),
             record.read_before,
-            directory,
         )
         return shared if shared.separable() else None
 
@@ -671,7 +713,7 @@ class StepFunctions:
         """Traces the evaluation step once, for the fused loop and the final metric values."""
         values: dict[str, Any] = {}
 
-        with self._trace.tracing_shared([]) as record:
+        with self._trace.tracing_shared() as record:
 
             def step(data: Any) -> Any:
                 logs = replicated_step(data)
@@ -786,12 +828,12 @@ class StepFunctions:
         # too: every pruned copy keeps the step's collectives, whose instance
         # keys are bound when the calling function runs.
         shares = shares_one_trace(strategy)
-        shared_steps: dict[tuple[str, tuple[str, ...] | None], Any] = {}
-        first_shared: dict[str, Any] = {}
+        shared_steps: dict[str, Any] = {}
         tracing: list[Any] = [None]
 
         def shared_for(iterator: Any, directory: tuple[str, ...] | None) -> Any:
-            """The shared step for `iterator`'s input writing summaries to `directory`'s."""
+            """The shared step for `iterator`'s input (writing summaries to
+            whichever directories a function names: `directory` is not needed)."""
             if not shares:
                 return None
             return shared_for_spec(self._spec_key(iterator), iterator.element_spec, directory)
@@ -799,19 +841,15 @@ class StepFunctions:
         def shared_for_spec(
             spec_key: str, element_spec: Any, directory: tuple[str, ...] | None
         ) -> Any:
-            if spec_key in first_shared:
-                first = first_shared[spec_key]
-                if first is None or directory is None or first.directory == directory:
-                    return first
-            key = (spec_key, directory)
-            if key not in shared_steps:
-                shared_steps[key] = (
-                    self._trace_shared(replicated_step, element_spec, directory)
+            # One trace per input structure: its summaries are written to
+            # the directories each function feeds (`summaries.FedWriter`).
+            if spec_key not in shared_steps:
+                shared_steps[spec_key] = (
+                    self._trace_shared(replicated_step, element_spec)
                     if kind == "train"
                     else self._trace_shared_evaluation(replicated_step, element_spec)
                 )
-                first_shared.setdefault(spec_key, shared_steps[key])
-            return shared_steps[key]
+            return shared_steps[spec_key]
 
         if shares:
             self._prebuilders[kind] = lambda element_spec, directory: shared_for_spec(

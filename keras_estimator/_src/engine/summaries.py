@@ -20,6 +20,13 @@ it, as tf.estimator's SummarySaverHook labelled them: with
 Several directories due at one step (model_dir's hook and a hook of the
 model_fn's own) each get the summaries, from one call of model_fn.
 
+A training step traced once for all its compiled functions (`recording_fed`)
+records its summaries through a writer it takes as an input (`FedWriter`):
+each function that writes feeds the writer of its directory, and writes
+inside the model_fn's control flow run only when it feeds a flag too, so
+one trace, and one call of model_fn, serves the fused loop and every
+directory hooks name.
+
 Each directory has one writer, shared by every trace that writes there and
 alive as long as one of them (or a hook using it) is: the trace graphs hold
 it, so it goes with the Estimator whose functions they are. Its event file is
@@ -142,6 +149,140 @@ def recording(output_dirs: list[str], step: tf.Tensor) -> Iterator[bool]:
         yield True
         if len(writers) > 1:
             _repeat_writes(graph, first_new_op, writers[0], writers[1:])
+
+
+class FedWriter:
+    """What a shared step's trace records its summaries through.
+
+    One trace of a training step serves every run: the fused loop, which
+    writes no summaries, and each step whose hooks ask for summaries, in
+    whichever directories they name. So its summary writes take the writer
+    as an input (`handle`), fed by each function that writes, and a write
+    made inside the model_fn's control flow (a `tf.cond` branch, a loop, a
+    function) runs only when `flag` is fed True; writes at the step's top
+    level are ops of their own, which the functions that write no summaries
+    leave out.
+
+    Attributes:
+        graph: the step's graph.
+        handle: the writer input of every write (unfed: a writer that does
+            not exist, so a write never goes anywhere unasked).
+        flag: whether writes inside control flow run (unfed: False).
+        nested_writes: how many writes were traced inside control flow,
+            each guarded by `flag`.
+    """
+
+    def __init__(self) -> None:
+        self.graph = tf.compat.v1.get_default_graph()
+        with tf.device("cpu:0"):
+            self.handle = tf.identity(
+                self.graph.capture(summary_writers.unset_writer_handle()),
+                name="summary_writer",
+            )
+            self.flag = tf.compat.v1.placeholder_with_default(
+                False, [], name="record_nested_summaries"
+            )
+        self.nested_writes = 0
+
+    def should_record(self) -> Any:
+        """`record_if`'s condition: at the top level always, inside control flow `flag`."""
+        if tf.compat.v1.get_default_graph() is self.graph:
+            return True
+        self.nested_writes += 1
+        return self.flag
+
+    def repeat_writes(self, handles: list[Any]) -> list[Any]:
+        """The step's top-level writes again, once for each of `handles`' writers.
+
+        Added to the step's graph after its trace, for steps writing to
+        several directories; each new write reads the same tensors. Writes
+        inside control flow reach the first directory only.
+        """
+        writes = [
+            op
+            for op in self.graph.get_operations()
+            if op.type in _WRITE_OPS and op.inputs[0].name == self.handle.name
+        ]
+        repeated = []
+        with self.graph.as_default(), tf.device("cpu:0"):
+            for handle in handles:
+                captured = self.graph.capture(handle)
+                for op in writes:
+                    inputs = {
+                        arg.name: tensor
+                        for arg, tensor in zip(op.op_def.input_arg, op.inputs, strict=True)
+                    }
+                    write = _WRITE_OPS[op.type](**{**inputs, "writer": captured})
+                    repeated.append(write if isinstance(write, tf.Operation) else write.op)
+        return repeated
+
+
+def fed_writer() -> FedWriter | None:
+    """The `FedWriter` of the graph being traced, made on first use; None eagerly."""
+    graph = tf.compat.v1.get_default_graph()
+    if not graph.building_function:
+        return None
+    found = graph.get_collection(_FED_WRITER_COLLECTION)
+    if found:
+        return found[0]  # type: ignore[no-any-return]
+    writer = FedWriter()
+    graph.add_to_collection(_FED_WRITER_COLLECTION, writer)
+    return writer
+
+
+_FED_WRITER_COLLECTION = "keras_estimator_fed_summary_writer"
+
+
+def fed_writer_of(graph: Any) -> FedWriter | None:
+    """The `FedWriter` a trace made in `graph`, if any."""
+    found = graph.get_collection(_FED_WRITER_COLLECTION)
+    return found[0] if found else None
+
+
+@contextlib.contextmanager
+def recording_fed(step: tf.Tensor) -> Iterator[bool]:
+    """Records the enclosed summaries through the trace's `FedWriter`.
+
+    As `recording`, for a trace that serves every directory: the writes
+    take their writer as an input. Eagerly, records nothing.
+    """
+    writer = fed_writer()
+    if writer is None:
+        with tf.summary.record_if(False), v1_summaries.as_protos():
+            yield False
+        return
+    with (
+        summary_writers.writer_on_handle(writer.handle).as_default(step=step),
+        tf.summary.record_if(writer.should_record),
+        v1_summaries.as_protos(),
+    ):
+        yield True
+
+
+# Ops that write to a summary writer.
+_ANY_WRITE_OPS = frozenset(
+    {
+        "WriteSummary",
+        "WriteRawProtoSummary",
+        "WriteScalarSummary",
+        "WriteHistogramSummary",
+        "WriteImageSummary",
+        "WriteAudioSummary",
+        "WriteGraphSummary",
+        "ImportEvent",
+    }
+)
+
+
+def library_writes(graph: Any) -> int:
+    """How many summary writes the functions `graph` calls hold (its control flow's)."""
+    library = graph.as_graph_def().library
+    return sum(
+        1
+        for function in library.function
+        for node in function.node_def
+        if node.op in _ANY_WRITE_OPS
+    )
 
 
 # The ops `tf.summary.write` and `write_raw_pb` make, with the writer as

@@ -4,7 +4,7 @@ Checked on TensorFlow 2.21.
 
 Private symbols touched: the writer's resource handle `_resource` (of
 `summary_ops_v2._ResourceSummaryWriter`, the class
-`tf.summary.create_file_writer` returns).
+`tf.summary.create_file_writer` returns), which `writer_on_handle` sets.
 """
 
 from __future__ import annotations
@@ -21,6 +21,48 @@ def resource_handle(writer: Any) -> Any:
     a traced function captures it; it has no public accessor.
     """
     return writer._resource
+
+
+def writer_on_handle(handle: Any) -> Any:
+    """A `tf.summary` writer whose writes go to the writer resource `handle`.
+
+    Checked on TensorFlow 2.21: `tf.summary.write` and `write_raw_pb` take
+    the default writer's `_resource` as their op's writer input, and
+    `as_default()` flushes the writer on exit. `handle` may be any resource
+    tensor of the graph being traced (a function input, say), so one trace
+    writes wherever the handle fed in points. Nothing is created.
+    """
+    import tensorflow as tf
+
+    class _OnHandle(tf.summary.SummaryWriter):
+        def __init__(self) -> None:
+            self._resource = handle
+            self._mesh = None
+
+        def init(self) -> None:
+            return None
+
+        def flush(self) -> Any:
+            with tf.device("cpu:0"):
+                return tf.raw_ops.FlushSummaryWriter(writer=self._resource)
+
+        def close(self) -> None:
+            return None
+
+    return _OnHandle()
+
+
+def unset_writer_handle() -> Any:
+    """A handle of a summary writer resource that is never created.
+
+    A trace whose writes are fed the handle of the writer to use holds this
+    one until fed; a write reaching it unfed fails (the resource is not
+    found) rather than writing anywhere.
+    """
+    import tensorflow as tf
+
+    with tf.init_scope(), tf.device("cpu:0"):
+        return tf.raw_ops.SummaryWriter(shared_name="keras_estimator_unset_writer", container="")
 
 
 def write_summary_proto(writer: Any, serialized: bytes, step: int) -> None:

@@ -149,6 +149,8 @@ class HookCallback(keras.callbacks.Callback):
         # The model, when it runs under the loop's `RunState` (a model_fn's);
         # None for a plain Keras model. Settled once per `set_model`.
         self._loop_model: LoopModel | None = None
+        # The last run's requests (`_request_signature`) and their plan.
+        self._last_plan: tuple[tuple[Any, ...], _fetches.FetchPlan] | None = None
 
     def set_model(self, model: Any) -> None:
         super().set_model(model)
@@ -197,6 +199,7 @@ class HookCallback(keras.callbacks.Callback):
     def _begin(self, mode: str) -> None:
         self._mode = mode
         self._served = None
+        self._last_plan = None
         # A run's fetching step may be its last, fused with the steps before
         # it, when training a model_fn under the loop and every hook that
         # fetches can be told so; other hooks that fetch make it a run of
@@ -245,7 +248,7 @@ class HookCallback(keras.callbacks.Callback):
                     else request
                     for index, request in enumerate(requests)
                 ]
-        plan = self._fetch_plan(requests)
+        plan = self._run_fetch_plan(requests)
         self._served = None if steps > 1 else self._stepwise_observers(requests, plan, context)
         plan.every_step = self._served is not None
         if self._loop_model is None:
@@ -483,6 +486,22 @@ class HookCallback(keras.callbacks.Callback):
         model = self._loop_model
         return self._mode == "train" and model is not None and model.can_fetch_once()
 
+    def _run_fetch_plan(self, requests: Sequence[Any]) -> _fetches.FetchPlan:
+        """`_fetch_plan(requests)`, the last run's plan when the hooks asked the same.
+
+        A hook fetching on every step asks for the same objects at every
+        step; making its plan again cost a few per cent of a small model's
+        step. The same means the same objects (equal strings), in the same
+        containers holding the same objects (`_request_signature`).
+        """
+        signature = _request_signature(requests)
+        last = self._last_plan
+        if signature is not None and last is not None and _same_requests(last[0], signature):
+            return last[1]
+        plan = self._fetch_plan(requests)
+        self._last_plan = None if signature is None else (signature, plan)
+        return plan
+
     def _fetch_plan(self, requests: Sequence[Any]) -> _fetches.FetchPlan:
         """The hooks' requests as one plan, variables taken from the store.
 
@@ -683,3 +702,70 @@ class HookCallback(keras.callbacks.Callback):
         if graph is None:
             return contextlib.nullcontext()
         return default_graph.lookups_in(graph)
+
+
+_CONTAINERS = (dict, list, tuple)
+
+
+def _request_signature(requests: Sequence[Any]) -> tuple[Any, ...] | None:
+    """What the hooks' requests ask for, to tell a repeated request; None: not comparable.
+
+    Per request: None (nothing fetched), or its fetches and, for a plain
+    dict, list or tuple of fetches, a snapshot of its items (a container
+    changed in place is then not taken for the same request). Requests with
+    feeds, options or nested containers have none.
+    """
+    signature: list[Any] = []
+    for request in requests:
+        fetches = None if request is None else request.fetches
+        if request is not None and (
+            getattr(request, "feed_dict", None) or getattr(request, "options", None) is not None
+        ):
+            return None
+        if fetches is None:
+            signature.append(None)
+            continue
+        kind = type(fetches)
+        if kind is dict:
+            items: tuple[Any, ...] = tuple(fetches.items())
+            values = [value for _, value in items]
+        elif kind is list or kind is tuple:
+            items = tuple(fetches)
+            values = list(items)
+        elif isinstance(fetches, _CONTAINERS):
+            return None  # a subclass (a namedtuple, an OrderedDict): made anew
+        else:
+            items = ()
+            values = []
+        if any(isinstance(value, _CONTAINERS) for value in values):
+            return None
+        signature.append((fetches, items))
+    return tuple(signature)
+
+
+def _same_object(a: Any, b: Any) -> bool:
+    return a is b or (type(a) is str and type(b) is str and a == b)
+
+
+def _same_requests(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Whether two `_request_signature`s ask for the same objects."""
+    if len(a) != len(b):
+        return False
+    for left, right in zip(a, b, strict=True):
+        if left is None or right is None:
+            if left is not right:
+                return False
+            continue
+        if not _same_object(left[0], right[0]) or len(left[1]) != len(right[1]):
+            return False
+        if type(left[0]) is dict:
+            if any(
+                not _same_object(lk, rk) or not _same_object(lv, rv)
+                for (lk, lv), (rk, rv) in zip(left[1], right[1], strict=True)
+            ):
+                return False
+        elif any(
+            not _same_object(lv, rv) for lv, rv in zip(left[1], right[1], strict=True)
+        ):
+            return False
+    return True

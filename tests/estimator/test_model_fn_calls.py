@@ -303,7 +303,7 @@ def _summaries(directory, tag):
 
 
 def test_summaries_in_control_flow_call_the_model_fn_once(tmp_path):
-    """A summary written inside tf.cond leaves the first train() one call.
+    """A summary written inside tf.cond or a loop leaves the first train() one call.
 
     tf.estimator 2.15 called the model_fn once per train(). The step's one
     trace runs writes inside the model_fn's control flow only on the steps
@@ -330,6 +330,12 @@ def test_summaries_in_control_flow_call_the_model_fn_once(tmp_path):
                 lambda: tf.summary.scalar("even_step", tf.cast(step, tf.float32)),
                 lambda: tf.constant(False),
             )
+
+            def body(i):
+                tf.summary.scalar("in_loop", spec.loss + tf.cast(i, tf.float32))
+                return i + 1
+
+            tf.while_loop(lambda i: i < 1, body, [tf.constant(0)])
         return spec
 
     config = ke.RunConfig(save_summary_steps=3, tf_random_seed=1)
@@ -340,6 +346,7 @@ def test_summaries_in_control_flow_call_the_model_fn_once(tmp_path):
     losses = _summaries(tmp_path / "cond", "loss")
     assert sorted(losses) == [1, 4, 7]
     assert _summaries(tmp_path / "cond", "positive_loss") == losses
+    assert _summaries(tmp_path / "cond", "in_loop") == losses
     assert _summaries(tmp_path / "cond", "even_step") == {4: 4.0}
 
     plain = ke.Estimator(mlp_model_fn, str(tmp_path / "plain"), params={"hidden": [8]}, config=config)

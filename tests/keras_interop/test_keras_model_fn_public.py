@@ -219,12 +219,12 @@ def test_metric_names_map_renames_metrics():
 
 
 def test_metric_names_map_must_cover_the_compiled_metrics():
-    with pytest.raises(
-        ValueError, match=r"does not cover the compiled metrics \['mae'\]"
-    ):
-        ke.keras_model_fn(
-            _model(metrics=("accuracy", "mae")), metric_names_map={"accuracy": "a"}
-        )
+    model_fn = ke.keras_model_fn(
+        _model(metrics=("accuracy", "mae")), metric_names_map={"accuracy": "a"}
+    )
+    estimator = ke.Estimator(model_fn, model_dir=tempfile.mkdtemp())
+    with pytest.raises(ValueError, match=r"Invalid `metric_names_map`.*\['mae'\]"):
+        estimator.evaluate(_input_fn(), steps=1)
 
 
 def test_export_outputs_become_signatures(tmp_path):
@@ -281,7 +281,7 @@ def test_not_a_keras_model_is_refused(value):
 def test_uncompiled_model_is_refused():
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
     with pytest.raises(
-        ValueError, match=r"not compiled.*model.compile.*keras_model_fn"
+        ValueError, match=r"has not been compiled yet.*model.compile.*keras_model_fn"
     ):
         ke.keras_model_fn(model)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
@@ -203,3 +204,83 @@ def test_a_metric_per_output_is_reported_per_output(tmp_path):
     assert sorted(results) == sorted(expected["renamed_results"])
     for key, value in expected["renamed_results"].items():
         np.testing.assert_allclose(results[key], value, rtol=1e-6, err_msg=key)
+
+
+def _functional_model(metrics=("binary_accuracy",)):
+    inputs = keras.Input((10,), name="input_layer")
+    hidden = keras.layers.Dense(16, activation="relu", name="hidden")(inputs)
+    outputs = keras.layers.Dense(2, activation="softmax", name="dense_1")(hidden)
+    model = keras.Model(inputs, outputs)
+    model.compile(loss="categorical_crossentropy", optimizer="adam", metrics=list(metrics))
+    return model
+
+
+def _xy():
+    rng = np.random.RandomState(3)
+    x = rng.normal(size=(8, 10)).astype("float32")
+    return x, np.eye(2, dtype="float32")[rng.randint(0, 2, size=8)]
+
+
+def test_feature_and_label_keys_missing_raise_2_15s_key_error(tmp_path):
+    # 2.15 raised keras_lib.FormattedKeyError, a KeyError, naming the keys.
+    # (A one-key dict goes to a single-input model whatever its key: see
+    # test_model_to_estimator.py::test_single_input_takes_a_one_key_dict_whatever_its_key.)
+    x, y = _xy()
+    est = ke.model_to_estimator(_functional_model(), model_dir=str(tmp_path))
+    pattern = r"{} keys:(\s|.)*{}(\s|.)*Missed keys:(\s|.)*{}"
+    features = {"invalid_input_name": x, "other": x}
+    with pytest.raises(
+        KeyError, match=pattern.format("features", "invalid_input_name", "input_layer")
+    ):
+        est.train(lambda: (features, y), steps=1)
+    with pytest.raises(
+        KeyError, match=pattern.format("labels", "invalid_output_name", "dense_1")
+    ):
+        est.train(lambda: ({"input_layer": x}, {"invalid_output_name": y}), steps=1)
+
+
+def test_export_outputs_naming_no_output_raise_2_15s_key_error(tmp_path):
+    with pytest.raises(KeyError, match=r"Missed keys"):
+        ke.model_to_estimator(
+            _functional_model(),
+            model_dir=str(tmp_path),
+            export_outputs={"p": ke.export.ClassificationOutput},
+        )
+
+
+def test_model_arguments_are_refused_with_2_15s_messages(tmp_path):
+    with pytest.raises(ValueError, match=r"^Either `keras_model` or `keras_model_path`"):
+        ke.model_to_estimator()
+    uncompiled = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    with pytest.raises(ValueError, match=r"not both"):
+        ke.model_to_estimator(keras_model=uncompiled, keras_model_path=str(tmp_path))
+    with pytest.raises(ValueError, match=r"^The given keras model has not been compiled yet"):
+        ke.model_to_estimator(keras_model=uncompiled)
+    with pytest.raises(ValueError, match=r'^Checkpoint format must be one of "checkpoint" or'):
+        ke.model_to_estimator(_functional_model(), checkpoint_format="h5")
+    # 2.15 took None for its default, 'checkpoint'.
+    ke.model_to_estimator(
+        _functional_model(), model_dir=str(tmp_path / "none"), checkpoint_format=None
+    )
+
+
+def test_metric_names_map_is_checked_when_the_metrics_are_built(tmp_path):
+    x, y = _xy()
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
+
+    # Accepted when made, refused by evaluate with 2.15's messages.
+    est = ke.model_to_estimator(
+        _functional_model(), model_dir=str(tmp_path / "a"), metric_names_map={"binary_acc": ""}
+    )
+    with pytest.raises(ValueError, match=r"^Invalid `metric_names_map`.*do not exist"):
+        est.evaluate(input_fn)
+    est = ke.model_to_estimator(
+        _functional_model(),
+        model_dir=str(tmp_path / "b"),
+        metric_names_map={"binary_accuracy": "acc", "abcde": ""},
+    )
+    with pytest.raises(ValueError, match=r"^Invalid `metric_names_map`.*unexpected keys"):
+        est.evaluate(input_fn)
+

@@ -67,7 +67,8 @@ def keras_model_fn(
         model: a compiled, built Keras model (Sequential, functional, or
             subclassed with `get_config`).
         metric_names_map: compiled metric name (as Keras logs it) -> name in
-            evaluation results; must cover every compiled metric when given.
+            evaluation results; must name every compiled metric and nothing
+            else.
         export_outputs: output name -> ExportOutput class (e.g.
             `keras_estimator.export.RegressionOutput`), exported as
             signatures besides `serving_default`.
@@ -78,9 +79,11 @@ def keras_model_fn(
     Raises:
         TypeError: `model` is not a `keras.Model`, or a bad
             `metric_names_map` / `export_outputs` type.
-        ValueError: `model` is not compiled or not built, `export_outputs`
-            names an unknown output, or `metric_names_map` misses a compiled
-            metric.
+        ValueError: `model` is not compiled or not built, or
+            `export_outputs` names an unknown output (a KeyError too, as in
+            tf.estimator 2.15). A `metric_names_map` that is not one name per
+            compiled metric raises ValueError when training or evaluation
+            builds the metrics.
 
     Example:
         >>> base_fn = keras_estimator.keras_model_fn(model)  # doctest: +SKIP
@@ -107,7 +110,7 @@ def keras_model_fn(
     # and trained with a new optimizer counting from global step 0: a model
     # fitted before brings its weights, not its optimizer's slots or steps.
     copy = copy_model(model, optimizer_state=False)
-    check_metric_names(metric_names_map, copy)
+    check_metric_names_type(metric_names_map)
     return KerasModelFn(copy, metric_names_map, export_outputs)
 
 
@@ -177,6 +180,7 @@ class KerasModelFn:
         gradients = tape.gradient(scaled_loss, weights)
         model.optimizer.apply_gradients(zip(gradients, weights, strict=True))
         logs = model.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+        self._check_metric_names_map()
         # Keras callbacks see what they see in `fit`: the running means.
         self.step_logs.update({name: _flat_scalar(value) for name, value in logs.items()})
         iterations = as_tf_variable(model.optimizer.iterations)
@@ -202,6 +206,7 @@ class KerasModelFn:
         # per-output `<output>_loss` entries).
         metric_ops: dict[str, Any] = {}
         results = compiled.result() if compiled is not None else {}
+        self._check_metric_names_map()
         for name, value in results.items():
             metric_ops[self._metric_name(name)] = (_flat_scalar(value), update_op)
         return EstimatorSpec(
@@ -332,6 +337,35 @@ class KerasModelFn:
     def _metric_name(self, name: str) -> str:
         return self._metric_names_map.get(name, name)
 
+    def _check_metric_names_map(self) -> None:
+        """Refuses a `metric_names_map` that is not one name per compiled metric.
+
+        Checked where tf.estimator 2.15 checked it: when training or
+        evaluation builds the metrics (their names, `dense_2_accuracy` for an
+        output's metric, are only known then), with 2.15's messages.
+        """
+        compiled = _compile_metrics(self.model)
+        if not self._metric_names_map or compiled is None:
+            return
+        expected = list(compiled.result())
+        if not expected:
+            return
+        unknown = [name for name in expected if name not in self._metric_names_map]
+        if unknown:
+            raise ValueError(
+                "Invalid `metric_names_map`. The following keras model metric "
+                f'names:"{unknown}" do not exist in the `metric_names_map` '
+                f"dictionary. Map each of the compiled metrics {expected}, or "
+                "leave metric_names_map out."
+            )
+        extra = [name for name in self._metric_names_map if name not in expected]
+        if extra:
+            raise ValueError(
+                "Invalid `metric_names_map`. There are unexpected keys in the "
+                f"`metric_names_map` dictionary. Expected keys: {expected}, "
+                f"Received: {extra}."
+            )
+
     def _loss_tracker(self) -> keras.metrics.Metric:
         # Keras lists its loss tracker first among a compiled model's metrics.
         tracker = self.model.metrics[0] if self.model.metrics else None
@@ -439,12 +473,24 @@ def _select(value: Any, names: Sequence[str], what: str, role: str) -> Any:
     return _raise_keys(value, names, what, role)
 
 
+class FormattedKeyError(KeyError, ValueError):
+    """A KeyError (as tf.estimator 2.15 raised) whose message prints as written.
+
+    Also a ValueError, which this package raised for the same mistakes before.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 def _raise_keys(value: Mapping[str, Any], names: Sequence[str], what: str, role: str) -> Any:
-    raise ValueError(
-        f"The {what} dict has keys {sorted(value)}, which do not cover the Keras "
-        f"model's {role} {list(names)}. Key the {what} by the model's {role} "
-        f"names (the `name=` of each keras.Input for inputs, of the output "
-        f"layers for outputs)."
+    missed = sorted(set(names) - set(value))
+    raise FormattedKeyError(
+        f"The dictionary passed into {what} does not cover requested {role} keys "
+        f"defined in the keras model.\n\tExpected keys: {sorted(names)}\n\t{what} "
+        f"keys: {sorted(value)}\n\tMissed keys: {missed}\nKey the {what} by the "
+        f"model's {role} names (the `name=` of each keras.Input for inputs, of "
+        "the output layers for outputs)."
     )
 
 
@@ -488,8 +534,8 @@ def _unscale_for_replicas(loss: tf.Tensor) -> tf.Tensor:
 def check_compiled(model: keras.Model) -> None:
     if not getattr(model, "compiled", False) or model.optimizer is None:
         raise ValueError(
-            f"The Keras model {model.name!r} is not compiled. Call "
-            "model.compile(optimizer=..., loss=..., metrics=...) before "
+            f"The given keras model has not been compiled yet ({model.name!r}). "
+            "Call model.compile(optimizer=..., loss=..., metrics=...) before "
             "keras_model_fn / model_to_estimator."
         )
     if not model.built:
@@ -545,48 +591,21 @@ def check_export_outputs(export_outputs: Any, model: keras.Model) -> None:
     names = output_names(model)
     unknown = sorted(set(export_outputs) - set(names))
     if unknown:
-        raise ValueError(
+        raise FormattedKeyError(
+            "The list passed into export_outputs does not cover requested keys "
+            f"defined in the keras model.\n\tExpected keys: {sorted(export_outputs)}"
+            f"\n\tkeras model outputs: {names}\n\tMissed keys: {unknown}\n"
             f"export_outputs names {unknown}, which are not outputs of the Keras "
             f"model; its outputs are {names}."
         )
 
 
-def check_metric_names(metric_names_map: Any, model: keras.Model) -> None:
-    if metric_names_map is None:
-        return
-    if not isinstance(metric_names_map, Mapping):
+def check_metric_names_type(metric_names_map: Any) -> None:
+    if metric_names_map is not None and not isinstance(metric_names_map, Mapping):
         raise TypeError(
             "metric_names_map must be a dict of Keras metric name -> "
             f"Estimator metric name, got {type(metric_names_map).__name__}."
         )
-    compiled = _compiled_metric_names(model)
-    if compiled is None:
-        return
-    uncovered = [name for name in compiled if name not in metric_names_map]
-    if uncovered:
-        raise ValueError(
-            f"metric_names_map {dict(metric_names_map)} does not cover the compiled "
-            f"metrics {uncovered} (the model compiles {compiled}). Map every "
-            "compiled metric name, or leave metric_names_map out."
-        )
-
-
-def _compiled_metric_names(model: keras.Model) -> list[str] | None:
-    """The compiled metrics' names as Keras logs them, if knowable before a build."""
-    config = model.get_compile_config() or {}
-    metrics = config.get("metrics")
-    weighted = config.get("weighted_metrics")
-    if metrics is None and weighted is None:
-        return []
-    if not isinstance(metrics, (list, tuple)) or weighted:
-        return None  # per-output metrics: names are only known once built
-    names = []
-    for metric in metrics:
-        if isinstance(metric, str):
-            names.append(metric)
-        elif isinstance(metric, dict):
-            names.append(metric.get("config", {}).get("name", ""))
-    return [n for n in names if n] or None
 
 
 def _raise_hidden() -> None:

@@ -38,7 +38,7 @@ def model_to_estimator(
     custom_objects: dict[str, Any] | None = None,
     model_dir: str | os.PathLike[str] | None = None,
     config: RunConfig | None = None,
-    checkpoint_format: str = "checkpoint",
+    checkpoint_format: str | None = "checkpoint",
     metric_names_map: dict[str, str] | None = None,
     export_outputs: dict[str, Any] | None = None,
 ) -> Estimator:
@@ -58,12 +58,14 @@ def model_to_estimator(
         custom_objects: classes and functions the saved model needs to load.
         model_dir: where checkpoints go (or `config.model_dir`).
         config: a `RunConfig`.
-        checkpoint_format: `'checkpoint'` or `'saver'`, accepted for
+        checkpoint_format: `'checkpoint'`, `'saver'` or None, accepted for
             compatibility; checkpoints are always written in the name-based
             format tf.estimator's Saver wrote, keyed by the variables' paths
             in the model (`dense/kernel`, `adam/dense_kernel_momentum`).
         metric_names_map: compiled metric name (as Keras logs it) -> name in
-            evaluation results; must cover every compiled metric when given.
+            evaluation results; must name every compiled metric and nothing
+            else, which training and evaluation check (as tf.estimator 2.15
+            did).
         export_outputs: output name -> ExportOutput class (e.g.
             `keras_estimator.export.RegressionOutput`), signatures exported
             besides `serving_default`.
@@ -73,14 +75,15 @@ def model_to_estimator(
 
     Raises:
         ValueError: both or neither model argument, an uncompiled or unbuilt
-            model, an unknown `checkpoint_format`, a custom layer missing
-            from `custom_objects`, or a `metric_names_map` that does not
-            cover the compiled metrics.
+            model, an unknown `checkpoint_format`, or a custom layer missing
+            from `custom_objects`.
+        KeyError: `export_outputs` names an output the model does not have
+            (also a ValueError).
     """
     model = _load(keras_model, keras_model_path, custom_objects)
-    if checkpoint_format not in _CHECKPOINT_FORMATS:
+    if checkpoint_format is not None and checkpoint_format not in _CHECKPOINT_FORMATS:
         raise ValueError(
-            f"checkpoint_format must be one of {list(_CHECKPOINT_FORMATS)}, got "
+            'Checkpoint format must be one of "checkpoint" or "saver". Got '
             f"{checkpoint_format!r}."
         )
     strategy = None
@@ -191,10 +194,13 @@ def model_fn_to_keras(
 def _load(
     keras_model: Any, keras_model_path: Any, custom_objects: dict[str, Any] | None
 ) -> keras.Model:
-    if (keras_model is None) == (keras_model_path is None):
+    if keras_model is None and keras_model_path is None:
+        raise ValueError("Either `keras_model` or `keras_model_path` needs to be provided.")
+    if keras_model is not None and keras_model_path is not None:
         raise ValueError(
-            "Pass exactly one of keras_model and keras_model_path (got "
-            f"keras_model={keras_model!r}, keras_model_path={keras_model_path!r})."
+            "Please specify either `keras_model` or `keras_model_path`, but not "
+            f"both (got keras_model={keras_model!r}, "
+            f"keras_model_path={keras_model_path!r})."
         )
     if keras_model is not None:
         if not isinstance(keras_model, keras.Model):

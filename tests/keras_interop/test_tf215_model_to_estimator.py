@@ -284,3 +284,23 @@ def test_metric_names_map_is_checked_when_the_metrics_are_built(tmp_path):
     with pytest.raises(ValueError, match=r"^Invalid `metric_names_map`.*unexpected keys"):
         est.evaluate(input_fn)
 
+
+def test_lambda_layers_keep_their_functions(tmp_path):
+    # A TensorFlow op and a Python lambda in Lambda layers, which Keras 3's
+    # config round trip cannot restore; 2.15 evaluated this model to 4.84.
+    input_a = keras.Input((4,), name="a")
+    input_m = keras.Input((4,), dtype="string", name="m")
+    dense = keras.layers.Dense(4, kernel_initializer=keras.initializers.Constant(0.2))(input_a)
+    numbers = keras.layers.Lambda(tf.strings.to_number, output_shape=(4,))(input_m)
+    product = keras.layers.Lambda(lambda k: k[0] * k[1], output_shape=(4,))([numbers, dense])
+    outputs = keras.layers.Dense(1, kernel_initializer=keras.initializers.Constant(0.5))(product)
+    model = keras.Model([input_a, input_m], outputs)
+    model.compile("sgd", "mse")
+    est = ke.model_to_estimator(model, model_dir=str(tmp_path))
+    features = {"a": np.ones((6, 4), "float32"), "m": np.full((6, 4), "2.0")}
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((features, np.ones((6, 1), "float32"))).batch(6)
+
+    np.testing.assert_allclose(est.evaluate(input_fn, steps=1)["loss"], 4.84, rtol=1e-6)
+    est.train(input_fn, steps=1)

@@ -550,12 +550,21 @@ def copy_model(model: keras.Model, optimizer_state: bool = True) -> keras.Model:
     """A compiled copy with the same weights and (unless told not to) optimizer state.
 
     With `optimizer_state=False` the copy's optimizer is new: no slots, step
-    count 0, as the one tf.estimator 2.15 built for the Estimator. The copy is made with Keras' auto-naming started afresh, so its variable
-    paths (the checkpoint keys) are the same in every process. Custom
-    objects come from the `keras.saving.custom_object_scope` around the call.
+    count 0, as the one tf.estimator 2.15 built for the Estimator. The copy
+    is made with Keras' auto-naming started afresh, so its variable paths
+    (the checkpoint keys) are the same in every process. Custom objects come
+    from the `keras.saving.custom_object_scope` around the call. A `Lambda`
+    layer's copy calls the same function (a TensorFlow op such as
+    `tf.strings.to_number`, or a Python lambda), which Keras 3's config
+    round trip cannot restore and tf.keras 2's clone kept.
     """
     with keras_naming.fresh_layer_names():
-        copy = keras.models.clone_model(model)
+        # Keras takes a clone_function for Sequential and functional models
+        # only; a subclassed model is rebuilt from its own config.
+        graph = isinstance(model, keras.Sequential) or _is_functional(model)
+        copy = keras.models.clone_model(
+            model, clone_function=_clone_layer if graph else None
+        )
         if not copy.built:
             raise ValueError(
                 f"Could not rebuild the Keras model {model.name!r} from its "
@@ -574,6 +583,26 @@ def copy_model(model: keras.Model, optimizer_state: bool = True) -> keras.Model:
             if value is not None and tuple(value.shape) == tuple(mine.shape):
                 mine.assign(value)
     return copy
+
+
+_FUNCTION_KEY = "keras_estimator_lambda_function"
+
+
+def _is_functional(model: keras.Model) -> bool:
+    # Keras 3's Functional class is not public; a functional model is a
+    # keras.Model built from Input tensors, whose class is Functional itself.
+    return type(model).__name__ == "Functional"
+
+
+def _clone_layer(layer: keras.layers.Layer) -> keras.layers.Layer:
+    """Keras' own clone of a layer (from its config); a Lambda keeps its function."""
+    config = layer.get_config()
+    if not isinstance(layer, keras.layers.Lambda):
+        return layer.__class__.from_config(config)
+    config["function"] = _FUNCTION_KEY
+    return keras.layers.Lambda.from_config(
+        config, custom_objects={_FUNCTION_KEY: layer.function}
+    )
 
 
 def _below_scope(path: str) -> str:

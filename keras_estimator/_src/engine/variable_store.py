@@ -713,9 +713,12 @@ def _constant_resets(local: list[_Entry]) -> Any:
 
 
 def _is_local_resource(variable: Any) -> bool:
-    from tensorflow.python.ops import resource_variable_ops
-
-    if not isinstance(variable, resource_variable_ops.ResourceVariable):
+    if not isinstance(variable, tf.Variable) or isinstance(
+        variable, tf.distribute.DistributedValues
+    ):
+        return False
+    handle = getattr(variable, "handle", None)
+    if not isinstance(handle, tf.Tensor) or handle.dtype != tf.resource:
         return False
     device = getattr(variable, "device", "") or ""
     return tf.DeviceSpec.from_string(device).job in (None, "localhost")

@@ -73,3 +73,44 @@ def test_an_estimator_can_be_made_in_a_graph_context(make, tmp_path):
     with tf.Graph().as_default():
         estimator = make(str(tmp_path))
     assert estimator.model_dir == str(tmp_path)
+
+
+def _regressor(model_dir):
+    return ke.DNNLinearCombinedRegressor(
+        linear_feature_columns=[AGE],
+        dnn_feature_columns=[CITY],
+        dnn_hidden_units=[3],
+        model_dir=model_dir,
+        config=ke.RunConfig(tf_random_seed=7),
+    )
+
+
+def _run_all(estimator, export_dir):
+    estimator.train(_input_fn, steps=3)
+    metrics = estimator.evaluate(_input_fn, steps=1)
+    predictions = [
+        p["predictions"]
+        for p in estimator.predict(lambda: tf.data.Dataset.from_tensors(_input_fn()[0]))
+    ]
+    receiver = ke.export.build_raw_serving_input_receiver_fn(
+        {"age": tf.constant([[1.0]]), "city": tf.constant([["Palo Alto"]])}
+    )
+    exported = estimator.export_saved_model(export_dir, receiver)
+    return metrics, predictions, exported
+
+
+def test_train_evaluate_predict_and_export_run_inside_a_graph_context(tmp_path):
+    # tf.estimator 2.15 built graphs of its own, so these calls ran inside the
+    # program's `with tf.Graph().as_default():` as they ran outside it. They
+    # failed inside TensorFlow ("AttributeError: 'SymbolicTensor' object has
+    # no attribute 'numpy'").
+    outside = _run_all(_regressor(str(tmp_path / "outside")), str(tmp_path / "e1"))
+    with tf.Graph().as_default() as graph:
+        inside = _run_all(_regressor(str(tmp_path / "inside")), str(tmp_path / "e2"))
+        # The program's graph context is as it was.
+        assert tf.compat.v1.get_default_graph() is graph
+        assert not tf.executing_eagerly()
+    assert tf.executing_eagerly()
+    assert inside[0] == pytest.approx(outside[0])
+    np.testing.assert_allclose(inside[1], outside[1])
+    assert tf.io.gfile.exists(inside[2])

@@ -11,13 +11,18 @@ deep inside TensorFlow. `install()` replaces both switches with
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import warnings
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import tensorflow as tf
+
+from keras_estimator._src.tf_internals import default_graph
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 SWITCHES = ("disable_eager_execution", "disable_v2_behavior")
 
@@ -79,3 +84,53 @@ def _eager_by_default() -> bool:
     thread.start()
     thread.join()
     return bool(answer and answer[0])
+
+
+def _in_callers_graph() -> bool:
+    """Inside the program's own `with tf.Graph().as_default():`, eager execution on."""
+    return not tf.executing_eagerly() and not tf.inside_function() and _eager_by_default()
+
+
+def outside_callers_graph(method: F) -> F:
+    """Runs `method` eagerly even when called in the program's own graph context.
+
+    tf.estimator 2.15's train/evaluate/export built graphs of their own, so
+    calling them inside `with tf.Graph().as_default():` ran.
+    """
+
+    @functools.wraps(method)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if not _in_callers_graph():
+            return method(*args, **kwargs)
+        with default_graph.outside_callers_graph():
+            return method(*args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
+def outside_callers_graph_each_step(generator_function: F) -> F:
+    """`outside_callers_graph` for a generator (`predict()`): each of its steps.
+
+    Decided when it is called: a generator made outside a graph context is
+    returned as it is.
+    """
+
+    @functools.wraps(generator_function)
+    def run(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        generator = generator_function(*args, **kwargs)
+        if not _in_callers_graph():
+            return generator
+        return _each_step_outside(generator)
+
+    return run  # type: ignore[return-value]
+
+
+def _each_step_outside(generator: Iterator[Any]) -> Iterator[Any]:
+    with contextlib.closing(generator):  # type: ignore[type-var]
+        while True:
+            with default_graph.outside_callers_graph():
+                try:
+                    item = next(generator)
+                except StopIteration:
+                    return
+            yield item

@@ -197,6 +197,7 @@ class Estimator:
         return path
 
     # ---- train ----------------------------------------------------------------
+    @graph_mode.outside_callers_graph
     def train(
         self,
         input_fn: Callable[..., Any],
@@ -486,6 +487,7 @@ class Estimator:
         )
 
     # ---- evaluate -------------------------------------------------------------
+    @graph_mode.outside_callers_graph
     def evaluate(
         self,
         input_fn: Callable[..., Any],
@@ -583,6 +585,7 @@ class Estimator:
             warnings.warn(message, stacklevel=3)
 
     # ---- predict --------------------------------------------------------------
+    @graph_mode.outside_callers_graph_each_step
     @input_release.closed_at_exit
     def predict(
         self,
@@ -688,6 +691,7 @@ class Estimator:
             checkpoint_path=checkpoint_path,
         )
 
+    @graph_mode.outside_callers_graph
     def experimental_export_all_saved_models(
         self,
         export_dir_base: str | bytes | os.PathLike[str],

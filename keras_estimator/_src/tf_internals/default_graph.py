@@ -15,9 +15,16 @@ traced graph (a FuncGraph) is marked as not building a function meanwhile:
 export with `tf.saved_model.save`, which refuses inside a function) must not
 take itself for traced.
 
+`outside_callers_graph` does the opposite for the program's own
+`with tf.Graph().as_default():` around an Estimator call (tf.estimator 2.15
+built its own graph, so such a call ran): it takes the caller's graphs off
+this thread's default-graph and context-switch stacks and executes eagerly,
+then puts them back.
+
 Private symbols touched: the thread-local `_default_graph_stack` of
-`tensorflow.python.framework.ops` and its `stack` list, and the
-`_building_function` flag of a graph.
+`tensorflow.python.framework.ops` and its `stack` list, the
+`_building_function` flag of a graph, the eager context's `context_switches`
+stack (its `stack` list and `push`) and `context.eager_mode`.
 """
 
 from __future__ import annotations
@@ -29,6 +36,9 @@ from typing import Any
 TOUCHES = (
     "tensorflow.python.framework.ops:_default_graph_stack.stack",
     "tensorflow.python.framework.func_graph:FuncGraph()._building_function",
+    "tensorflow.python.eager.context:Context().context_switches.stack",
+    "tensorflow.python.eager.context:Context().context_switches.push",
+    "tensorflow.python.eager.context:eager_mode",
 )
 
 
@@ -59,3 +69,28 @@ def lookups_in(graph: Any) -> Iterator[None]:
             if stack[index] is graph:
                 del stack[index]
                 break
+
+
+@contextlib.contextmanager
+def outside_callers_graph() -> Iterator[None]:
+    """Runs the body eagerly, outside the graphs the caller made default.
+
+    For a thread inside `with tf.Graph().as_default():` (not tracing a
+    function) in a process where eager execution is on: the caller's graph
+    contexts are lifted for the body and restored after it.
+    """
+    from tensorflow.python.eager import context
+    from tensorflow.python.framework import ops
+
+    graphs = ops._default_graph_stack.stack
+    switches = context.context().context_switches
+    saved_graphs, saved_switches = list(graphs), list(switches.stack)
+    del graphs[:]
+    del switches.stack[:]
+    switches.push(False, context.eager_mode, None)
+    try:
+        with context.eager_mode():
+            yield
+    finally:
+        graphs[:] = saved_graphs
+        switches.stack[:] = saved_switches

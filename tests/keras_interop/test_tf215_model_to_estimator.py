@@ -304,3 +304,46 @@ def test_lambda_layers_keep_their_functions(tmp_path):
 
     np.testing.assert_allclose(est.evaluate(input_fn, steps=1)["loss"], 4.84, rtol=1e-6)
     est.train(input_fn, steps=1)
+
+
+@keras.saving.register_keras_serializable(package="keras_estimator_tests")
+class SimpleSubclassedModel(keras.Model):
+    """2.15's keras_test.py simple_subclassed_model."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.dense1 = keras.layers.Dense(16, activation="relu")
+        self.dense2 = keras.layers.Dense(2, activation="softmax")
+
+    def call(self, inputs):
+        return self.dense2(self.dense1(inputs))
+
+
+def test_a_subclassed_model_never_called_is_built_on_the_first_input(tmp_path):
+    # 2.15 took a compiled subclassed model that was never called and built
+    # it on the Estimator's input; it was refused as not built.
+    x, y = _xy()
+    model = SimpleSubclassedModel()
+    model.compile(optimizer=keras.optimizers.RMSprop(1e-3), loss="categorical_crossentropy")
+    assert not model.built
+    est = ke.model_to_estimator(model, model_dir=str(tmp_path))
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((x, y)).batch(4).repeat()
+
+    est.train(input_fn, steps=3)
+    assert int(est.get_variable_value("global_step")) == 3
+    assert est.get_variable_value("dense/kernel").shape == (10, 16)
+    assert np.isfinite(est.evaluate(input_fn, steps=2)["loss"])
+    predictions = next(est.predict(lambda: tf.data.Dataset.from_tensor_slices(x).batch(4)))
+    assert predictions["output_1"].shape == (2,)
+    # Predicting first builds the model too.
+    fresh = ke.model_to_estimator(_compiled_simple_model(), model_dir=str(tmp_path / "p"))
+    first = next(fresh.predict(lambda: tf.data.Dataset.from_tensor_slices(x).batch(4)))
+    assert first["output_1"].shape == (2,)
+
+
+def _compiled_simple_model():
+    model = SimpleSubclassedModel()
+    model.compile(optimizer="sgd", loss="categorical_crossentropy")
+    return model

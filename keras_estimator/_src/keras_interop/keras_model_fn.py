@@ -290,6 +290,16 @@ class KerasModelFn:
             features, _ = _split_sample_weights(features)
             data_spec = (self._inputs(features), self._targets(labels))
             keras_trainer.build_keras_training_state(self.model, data_spec)
+        elif not self.model.built:
+            # A model given unbuilt (a subclassed one never called) is built
+            # on the first input it sees, as tf.estimator 2.15 built it.
+            features, _ = _split_sample_weights(_inputs.split_element(element_spec)[0])
+            self.model(
+                tf.nest.map_structure(
+                    lambda spec: keras.KerasTensor(spec.shape, spec.dtype.name),
+                    self._inputs(features),
+                )
+            )
         self._adopted_modes.add(mode)
         return named_variables(self.model)
 
@@ -470,6 +480,8 @@ def _select(value: Any, names: Sequence[str], what: str, role: str) -> Any:
         return {name: value[name] for name in names}
     if not names and len(value) == 1:
         return next(iter(value.values()))
+    if not names and role == "inputs":
+        return value  # a subclassed model takes the dict as is, as in 2.15
     return _raise_keys(value, names, what, role)
 
 
@@ -538,12 +550,6 @@ def check_compiled(model: keras.Model) -> None:
             "Call model.compile(optimizer=..., loss=..., metrics=...) before "
             "keras_model_fn / model_to_estimator."
         )
-    if not model.built:
-        raise ValueError(
-            f"The Keras model {model.name!r} is not built. Give it an Input "
-            "layer, or call it once on a batch, before keras_model_fn / "
-            "model_to_estimator."
-        )
 
 
 def copy_model(model: keras.Model, optimizer_state: bool = True) -> keras.Model:
@@ -565,12 +571,15 @@ def copy_model(model: keras.Model, optimizer_state: bool = True) -> keras.Model:
         copy = keras.models.clone_model(
             model, clone_function=_clone_layer if graph else None
         )
-        if not copy.built:
+        if model.built and not copy.built:
             raise ValueError(
                 f"Could not rebuild the Keras model {model.name!r} from its "
                 "config. Give subclassed models a get_config() and build()."
             )
         copy.compile_from_config(model.get_compile_config())
+    if not model.built:
+        # Built, as tf.estimator 2.15 built it, on the Estimator's first input.
+        return copy
     copy.set_weights(model.get_weights())
     source, target = model.optimizer, copy.optimizer
     if source.built and optimizer_state:

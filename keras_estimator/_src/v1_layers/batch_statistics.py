@@ -169,6 +169,11 @@ def _assign_moving_average(
 ) -> tf.Operation:
     """`variable -= (variable - value) * (1 - momentum)`, as an op."""
     with tf.name_scope("AssignMovingAvg"):
-        decay = tf.cast(1.0 - tf.convert_to_tensor(momentum), variable.dtype)
+        if isinstance(momentum, (int, float)):
+            # As TF1: 1 - momentum in Python, then one rounding to the
+            # variable's dtype (float32 1 - float32(0.999) is 0.00099998713).
+            decay = tf.constant(1.0 - momentum, variable.dtype)
+        else:
+            decay = tf.cast(1.0 - tf.convert_to_tensor(momentum), variable.dtype)
         delta = (variable - tf.cast(value, variable.dtype)) * decay
         return variable.assign_sub(delta, read_value=False)

@@ -169,7 +169,9 @@ def test_an_rnn_cell_fn_returning_no_cell_fails_naming_it(tmp_path):
     est = rnn.RNNClassifier(
         SEQUENCE, rnn_cell_fn=lambda: keras.layers.Dense(3), model_dir=str(tmp_path)
     )
-    with pytest.raises(ValueError, match="must be a Keras RNN cell .* got Dense"):
+    with pytest.raises(
+        ValueError, match="^RNN cell should have a `call` and `state_size` method. Got Dense"
+    ):
         est.train(batches(SUM_IS_POSITIVE), steps=1)
 
 

@@ -15,9 +15,10 @@ optimizer name for both parts, the linear optimizer's variables are
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import tensorflow as tf
@@ -120,35 +121,35 @@ class WideAndDeep:
         logits = []
         dnn_variables = linear_variables = None
         if self.dnn_columns:
-            before = {id(v) for v in tf.compat.v1.trainable_variables()}
-            logits.append(
-                dnn_logits(
-                    features,
-                    self.dnn_columns,
-                    self.hidden_units,
-                    logits_dimension,
-                    self.activation_fn,
-                    self.dropout,
-                    self.batch_norm,
-                    mode,
-                    "dnn/" if self.v1_summary_scopes else "",
+            with _variables_made() as made:
+                logits.append(
+                    dnn_logits(
+                        features,
+                        self.dnn_columns,
+                        self.hidden_units,
+                        logits_dimension,
+                        self.activation_fn,
+                        self.dropout,
+                        self.batch_norm,
+                        mode,
+                        "dnn/" if self.v1_summary_scopes else "",
+                    )
                 )
-            )
-            dnn_variables = _trainable_since(before)
+            dnn_variables = _trainable(made)
         if self.linear_columns:
             linear_scope = "linear/" if self.v1_summary_scopes else ""
-            before = {id(v) for v in tf.compat.v1.trainable_variables()}
-            logits.append(
-                linear_logits(
-                    features,
-                    self.linear_columns,
-                    logits_dimension,
-                    self.sparse_combiner,
-                    linear_scope,
+            with _variables_made() as made:
+                logits.append(
+                    linear_logits(
+                        features,
+                        self.linear_columns,
+                        logits_dimension,
+                        self.sparse_combiner,
+                        linear_scope,
+                    )
                 )
-            )
             training_summaries.layer(f"{linear_scope}linear", logits[-1])
-            linear_variables = _trainable_since(before)
+            linear_variables = _trainable(made)
         summed = tf.add_n(logits) if len(logits) > 1 else logits[0]
         return summed, dnn_variables, linear_variables
 
@@ -172,8 +173,28 @@ def _scope_names(names: Sequence[str]) -> list[str]:
     return scopes
 
 
-def _trainable_since(before: set[int]) -> list[Any]:
-    return [v for v in tf.compat.v1.trainable_variables() if id(v) not in before]
+@contextlib.contextmanager
+def _variables_made() -> Iterator[list[Any]]:
+    """Within: the variables the enclosed code asks for, in order, each once.
+
+    A part's variables are those it asks for, not those the trainable
+    collection gained meanwhile: a trace of the step under a
+    MirroredStrategy finds the collection already holding every variable.
+    """
+    made: list[Any] = []
+
+    def record(next_creator: Callable[..., Any], **kwargs: Any) -> Any:
+        variable = next_creator(**kwargs)
+        if all(variable is not seen for seen in made):
+            made.append(variable)
+        return variable
+
+    with tf.variable_creator_scope(record):
+        yield made
+
+
+def _trainable(variables: list[Any]) -> list[Any]:
+    return [v for v in variables if getattr(v, "trainable", False)]
 
 
 def dnn_linear_combined_model_fn(

@@ -342,3 +342,29 @@ def test_the_same_config_picks_2_15s_initial_centres(init, tf_random_seed, tmp_p
     np.testing.assert_allclose(
         km.cluster_centers(), expected[f"kmeans_{init}_one_step_centres"], rtol=1e-5
     )
+
+
+def test_random_init_over_batches_smaller_than_num_clusters_takes_a_step_a_batch(tmp_path):
+    # tf.estimator 2.15's own test (kmeans_test.py test_random): five
+    # points, batches of one, train(steps=1) gave all five points as centres,
+    # 2.15 reading every batch initialisation needed before its first step.
+    # Here each step reads one batch: after one step one centre is chosen
+    # and the others are NaN; five steps give 2.15's centres.
+    points = np.array([[1, 2], [3, 4], [5, 6], [7, 8], [9, 0]], np.float32)
+
+    def centres_after(steps):
+        km = KMeans(
+            5,
+            model_dir=str(tmp_path / str(steps)),
+            initial_clusters=KMeans.RANDOM_INIT,
+            use_mini_batch=True,
+            mini_batch_steps_per_iteration=100,
+            relative_tolerance=None,
+        )
+        km.train(batched_input(points, 1), steps=steps)
+        return km.cluster_centers()
+
+    after_one = centres_after(1)
+    np.testing.assert_array_equal(after_one[0], points[0])
+    assert np.isnan(after_one[1:]).all()
+    np.testing.assert_array_equal(centres_after(5), points)

@@ -7,6 +7,7 @@ data in sync with it).
 """
 
 import json
+import os
 from pathlib import Path
 
 import keras
@@ -347,3 +348,21 @@ def _compiled_simple_model():
     model = SimpleSubclassedModel()
     model.compile(optimizer="sgd", loss="categorical_crossentropy")
     return model
+
+
+def test_an_export_before_training_holds_the_models_weights(tmp_path):
+    # 2.15 wrote the model's weights to <model_dir>/keras/keras_model.ckpt and
+    # warm-started from it, so an export before any training served them.
+    x, _ = _xy()
+    model = _functional_model()
+    model.get_layer("hidden").bias.assign(np.arange(16, dtype="float32") / 10)
+    est = ke.model_to_estimator(model, model_dir=str(tmp_path / "model"))
+    assert (tmp_path / "model" / "keras" / "keras_model.ckpt.index").exists()
+    receiver = ke.export.build_raw_serving_input_receiver_fn(
+        {"input_layer": tf.TensorSpec([None, 10], tf.float32)}
+    )
+    exported = est.export_saved_model(str(tmp_path / "export"), receiver)
+    serve = tf.saved_model.load(os.fsdecode(exported)).signatures["serving_default"]
+    served = serve(input_layer=tf.constant(x))["dense_1"].numpy()
+    np.testing.assert_allclose(served, model.predict(x, verbose=0), rtol=1e-6)
+

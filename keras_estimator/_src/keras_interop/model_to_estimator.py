@@ -14,6 +14,7 @@ import os
 from typing import Any, cast
 
 import keras
+import tensorflow as tf
 
 from keras_estimator._src.base.run_config import RunConfig
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
@@ -30,6 +31,7 @@ from keras_estimator._src.keras_interop.keras_model_fn import (
 logger = logging.getLogger("keras_estimator")
 
 _CHECKPOINT_FORMATS = ("checkpoint", "saver")
+_FIRST_CHECKPOINT = "keras_model.ckpt"
 
 
 def model_to_estimator(
@@ -95,7 +97,16 @@ def model_to_estimator(
         keras.saving.custom_object_scope(custom_objects or {}),
     ):
         model_fn = keras_model_fn(model, metric_names_map, export_outputs)
-    return Estimator(model_fn, model_dir=model_dir, config=config)
+    estimator = Estimator(model_fn, model_dir=model_dir, config=config)
+    if not estimator.config.is_chief or not model_fn.model.built:
+        return estimator
+    # As tf.estimator 2.15: the model's weights are also a checkpoint in
+    # <model_dir>/keras (or the one found there), which the Estimator
+    # warm-starts from; an export before any training reads it.
+    first = _first_checkpoint(model_fn.model, estimator.model_dir)
+    return Estimator(
+        model_fn, model_dir=estimator.model_dir, config=estimator.config, warm_start_from=first
+    )
 
 
 def keras_model_from_estimator(
@@ -220,6 +231,37 @@ def _load(
             "custom layers, losses or metrics, pass them as "
             "custom_objects={'MyLayer': MyLayer, ...}."
         ) from None
+
+
+def _first_checkpoint(model: keras.Model, model_dir: str) -> str:
+    """`<model_dir>/keras/keras_model.ckpt` with the model's weights, or the
+    latest checkpoint already in `<model_dir>/keras`, as 2.15 chose."""
+    keras_dir = os.path.join(model_dir, "keras")
+    if tf.io.gfile.isdir(keras_dir):
+        found = _checkpoint.latest(keras_dir, rewrite_state=False)
+        if found is not None:
+            return found
+    tf.io.gfile.makedirs(keras_dir)
+    prefix = os.path.join(keras_dir, _FIRST_CHECKPOINT)
+    values = {
+        name: variable.read_value()
+        for name, (variable, is_local) in named_variables(model).items()
+        if not is_local
+    }
+    values["global_step"] = tf.constant(0, tf.int64)
+    names = sorted(values)
+    tf.raw_ops.SaveV2(
+        prefix=prefix,
+        tensor_names=names,
+        shape_and_slices=[""] * len(names),
+        tensors=[values[name] for name in names],
+    )
+    with tf.io.gfile.GFile(os.path.join(keras_dir, "checkpoint"), "w") as state:
+        state.write(
+            f'model_checkpoint_path: "{_FIRST_CHECKPOINT}"\n'
+            f'all_model_checkpoint_paths: "{_FIRST_CHECKPOINT}"\n'
+        )
+    return prefix
 
 
 def _unwrapped(model_fn: Any) -> Any:

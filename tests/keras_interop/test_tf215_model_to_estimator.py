@@ -366,3 +366,18 @@ def test_an_export_before_training_holds_the_models_weights(tmp_path):
     served = serve(input_layer=tf.constant(x))["dense_1"].numpy()
     np.testing.assert_allclose(served, model.predict(x, verbose=0), rtol=1e-6)
 
+
+def test_declared_input_shapes_hold(tmp_path):
+    # Not as 2.15 (docs/keras.md), which rebuilt the copy on the features: a
+    # feature of another shape than its declared Input is refused.
+    inputs = keras.Input((4,), name="x")
+    model = keras.Model(inputs, keras.layers.Dense(1)(inputs))
+    model.compile("sgd", "mse")
+    est = ke.model_to_estimator(model, model_dir=str(tmp_path))
+
+    def input_fn():
+        features = {"x": np.float32([1.0, 2.0, 3.0])}
+        return tf.data.Dataset.from_tensor_slices((features, np.float32([1.0, 0.0, 1.0]))).batch(3)
+
+    with pytest.raises(ValueError, match=r"Invalid input shape"):
+        est.train(input_fn, steps=1)

@@ -174,3 +174,59 @@ def test_python_values_an_input_fn_returns_reach_model_fn_as_tensors(tmp_path):
     assert (features.dtype, labels.dtype) == (tf.float32, tf.int32)
     prediction = next(est.predict(lambda: {"x": [[1.0], [2.0]]}))
     np.testing.assert_array_equal(prediction["x"], [1.0])
+
+
+# The same values as 2.15's reference venv gave for `numpy_model_fn` below,
+# trained 2 steps then evaluated on one batch (zeros initial weights).
+_XN = np.arange(12, dtype="float32").reshape(4, 3) / 10
+_YN = np.arange(4, dtype="float32").reshape(4, 1)
+
+
+def numpy_model_fn(features, labels, mode):
+    w = tf.compat.v1.get_variable("w", [3, 1], initializer=tf.compat.v1.zeros_initializer())
+    parts = list(features) if isinstance(features, (tuple, list)) else [features]
+    prediction = sum(tf.matmul(tf.cast(x, tf.float32), w) for x in parts)
+    loss = tf.reduce_mean(tf.square(prediction - labels))
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+        loss, tf.compat.v1.train.get_global_step()
+    )
+    return ke.EstimatorSpec(mode, loss=loss, predictions=prediction, train_op=train_op)
+
+
+@pytest.mark.parametrize(
+    ("features", "loss_2_15"),
+    [
+        (_XN, 1.1198818683624268),
+        ([_XN, 2 * _XN], 8.973007202148438),
+        ((_XN, 2 * _XN), 8.973007202148438),
+    ],
+    ids=["array", "list", "tuple"],
+)
+def test_numpy_arrays_an_input_fn_returns_are_features_as_in_2_15(tmp_path, features, loss_2_15):
+    est = ke.Estimator(numpy_model_fn, model_dir=str(tmp_path))
+    est.train(lambda: (features, _YN), steps=2)
+    loss = est.evaluate(lambda: (features, _YN), steps=1)["loss"]
+    np.testing.assert_allclose(loss, loss_2_15, rtol=1e-6)
+
+
+def test_a_multi_output_keras_model_takes_lists_of_arrays(tmp_path):
+    """tf.estimator 2.15's keras_test: input_fn returning ([x1, x2], [y1, y2]) as arrays."""
+    keras.utils.set_random_seed(2)
+    a = keras.Input((3,), name="a")
+    b = keras.Input((3,), name="b")
+    joined = keras.layers.concatenate([a, b])
+    value = keras.layers.Dense(1, name="value")(joined)
+    kind = keras.layers.Dense(2, activation="softmax", name="kind")(joined)
+    model = keras.Model([a, b], [value, kind])
+    model.compile("sgd", ["mse", "sparse_categorical_crossentropy"])
+    kinds = (X1[:, :1] > 0).astype("int64")
+
+    def input_fn():
+        return [X1, X2], [Y, kinds]
+
+    expected = model.evaluate([X1, X2], [Y, kinds], batch_size=24, verbose=0)[0]
+    est = ke.model_to_estimator(keras_model=model, model_dir=str(tmp_path))
+    before = est.evaluate(input_fn, steps=1)["loss"]
+    np.testing.assert_allclose(before, expected, rtol=1e-5)
+    est.train(input_fn, steps=5)
+    assert est.evaluate(input_fn, steps=1)["loss"] < before

@@ -212,7 +212,7 @@ def _tensor_element(result: Any) -> tuple[Any, tuple[tuple[str, Any], ...]]:
     """Each step's element of an input_fn's tensors, and its parts for messages."""
     if not isinstance(result, (tuple, list)):
         return _placeholder_if_empty(result), (("features", result),)
-    features, labels = _tensors_as_tuple(result[0]), result[1]
+    features, labels = _tensors_as_tuple(result[0]), _tensors_as_tuple(result[1])
     if labels is None:
         # (features, None): labels-free elements, as a features-only
         # input_fn gives them (tf.data would carry the None as a spec
@@ -380,9 +380,11 @@ def _is_feature_structure(value: Any) -> bool:
     # or what a model_fn unpacks itself, as tf.estimator 2.15 passed them on.
     if isinstance(value, (tuple, list)):
         return bool(value) and all(_is_feature_structure(v) for v in value)
+    # numpy arrays too: tf.estimator 2.15 took an input_fn's arrays as
+    # features, alone, in a tuple or in a list, as constants of its graph.
     return isinstance(
         value,
-        (tf.Tensor, tf.SparseTensor, tf.RaggedTensor, tf.TypeSpec, tf.Variable),
+        (tf.Tensor, tf.SparseTensor, tf.RaggedTensor, tf.TypeSpec, tf.Variable, np.ndarray),
     )
 
 

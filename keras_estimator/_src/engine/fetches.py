@@ -9,6 +9,7 @@ graph of the step that computes it.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +22,36 @@ _VARIABLE_PREFIX = "variable:"
 # Fetching "summaries:<dir>" makes the step record model_fn's summaries there.
 SUMMARY_PREFIX = "summaries:"
 _OPERATION_PREFIX = "operation:"
+_UPDATES = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
+# Graph -> update op name -> the name of the tensor reading the value after it.
+_READS_AFTER: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def _value_after_update(fetch: Any) -> str | None:
+    """For an update a hook built in a graph, the name of its value after the update.
+
+    In a traced TF2 graph `v.assign_add(1.0)` (and `assign`, `assign_sub`,
+    `tf.compat.v1.assign_add`) returns a variable standing for the value
+    after the update, its `op` the update; in TF1 it returned a tensor, and
+    `session.run` of it ran the update. Fetched as a variable it would be
+    read without the update, so it is fetched as a read that waits for the
+    update, as 2.15 fetched it.
+    """
+    if not isinstance(fetch, tf.Variable):
+        return None
+    try:
+        op = fetch.op
+    except (AttributeError, RuntimeError, ValueError):
+        return None
+    if not isinstance(op, tf.Operation) or op.type not in _UPDATES:
+        return None
+    reads = _READS_AFTER.setdefault(op.graph, {})
+    name = reads.get(op.name)
+    if name is None:
+        with op.graph.as_default(), tf.control_dependencies([op]):
+            value = tf.raw_ops.ReadVariableOp(resource=op.inputs[0], dtype=fetch.dtype)
+        name = reads[op.name] = value.name
+    return name
 
 
 class FetchPlan:
@@ -57,6 +88,9 @@ class FetchPlan:
             return fetch
         if isinstance(fetch, tf.Operation):
             return _OPERATION_PREFIX + fetch.name
+        updated = _value_after_update(fetch)
+        if updated is not None:
+            return updated
         variable = as_tf_variable(fetch)
         if variable is not None:
             key = _VARIABLE_PREFIX + variable.name.split(":")[0]

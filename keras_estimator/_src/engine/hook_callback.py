@@ -73,12 +73,59 @@ def observes_only(hook: Any) -> bool:
     return getattr(hook, "observes_only", False) is True
 
 
-class LoopSession(SessionStandIn):
-    """The session hooks' `end()` gets from a training loop: `run(fetches)` works.
+# Graph collection: names of the variables hooks' `begin()` got by
+# `tf.compat.v1.get_variable` in that graph, in earlier calls.
+_HOOK_VARIABLES = "keras_estimator.hook_variables"
 
-    It runs the TRAIN graph once on the next batch, only for `fetches`
-    (`ModelFnModel.fetch_once`), as a TF1 session run at the end of training
-    did; other session attributes explain what changed.
+
+@contextlib.contextmanager
+def _hooks_variables_again(graph: Any) -> Any:
+    """Within: a hook's `get_variable` of a name hooks made in an earlier call reuses it.
+
+    tf.estimator 2.15 built a new graph for every train/evaluate/predict
+    call, so a hook whose `begin()` made a variable with
+    `tf.compat.v1.get_variable` made it again in the next call (and the
+    checkpoint gave it its value back). Here a mode's graph lives across
+    calls: such a name, made by hooks in an earlier call, is taken up again
+    instead of refused as existing. Within one call the usual rules hold (a
+    second hook making the same name is refused, as in 2.15).
+    """
+    earlier = set(graph.get_collection(_HOOK_VARIABLES))
+    made = graph.get_collection_ref(_HOOK_VARIABLES)
+
+    def reusing(getter: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+        # TensorFlow passes `getter` and `name` by keyword.
+        if name in earlier:
+            kwargs["reuse"] = tf.compat.v1.AUTO_REUSE
+        variable = getter(name, *args, **kwargs)
+        if name not in earlier and name not in made:
+            made.append(name)
+        return variable
+
+    with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), custom_getter=reusing):
+        yield
+
+
+def _variable_values(plan: _fetches.FetchPlan) -> dict[str, Any] | None:
+    """The values of `plan`'s fetches when all are variables held eagerly; else None."""
+    if not plan.keys or any(key not in plan.variables for key in plan.keys):
+        return None
+    values = {}
+    for key in plan.keys:
+        try:
+            values[key] = plan.variables[key].numpy()
+        except (AttributeError, NotImplementedError, ValueError, TypeError):
+            return None  # a variable of a graph, not held eagerly
+    return values
+
+
+class LoopSession(SessionStandIn):
+    """The session hooks' `after_create_session()` and `end()` get: `run(fetches)` works.
+
+    In training it runs the TRAIN graph once on the next batch, only for
+    `fetches` (`ModelFnModel.fetch_once`), as a TF1 session run at the end
+    of training did; fetches that are all variables are read at once, in
+    every mode. Other session attributes explain what changed.
     """
 
     runs_fetches = True
@@ -216,12 +263,10 @@ class HookCallback(keras.callbacks.Callback):
             self._hooks[index].fetch_at_run_end(self._at_run_end)
         self._global_step = self._read_global_step()
         self._graph = self._hook_graph(mode)
-        with self._graph.as_default():
+        with self._graph.as_default(), _hooks_variables_again(self._graph):
             for hook in self._hooks:
                 hook.begin()
-        session = self._session
-        if self._can_run_once():
-            session = LoopSession(self._run_once)
+        session = self._hook_session()
         with self._graph_lookups():
             for hook in self._hooks:
                 hook.after_create_session(session, None)
@@ -474,12 +519,24 @@ class HookCallback(keras.callbacks.Callback):
                 hook.check_loss(math.nan, step)
 
     def _end(self) -> None:
-        session = self._session
-        if self._can_run_once():
-            session = LoopSession(self._run_once)
+        session = self._hook_session()
         with self._graph_lookups():
             for hook in self._hooks:
                 hook.end(session)
+
+    def _hook_session(self) -> Any:
+        """The session `after_create_session()` and `end()` get."""
+        if self._can_run_once():
+            return LoopSession(self._run_once)
+        return LoopSession(self._read_variables)
+
+    def _read_variables(self, fetches: Any) -> Any:
+        """`session.run(fetches)` where no step can run: variables only."""
+        plan = self._fetch_plan([SessionRunArgs(fetches)])
+        held = _variable_values(plan)
+        if held is None:
+            return self._session.run(fetches)  # raises, saying what to do instead
+        return plan.results(held)[0]
 
     def _can_run_once(self) -> bool:
         """Whether hooks may `session.run` the TRAIN graph (in `end()`)."""
@@ -520,6 +577,11 @@ class HookCallback(keras.callbacks.Callback):
     def _run_once(self, fetches: Any) -> Any:
         """`session.run(fetches)` in `end()`: the TRAIN graph on the next batch."""
         plan = self._fetch_plan([SessionRunArgs(fetches)])
+        held = _variable_values(plan)
+        if held is not None:
+            # Variables alone need no batch: their values now, as a TF1
+            # session read them (in after_create_session too).
+            return plan.results(held)[0]
         model = self._loop_model
         values = model.fetch_once(plan) if model is not None else None
         if values is None:

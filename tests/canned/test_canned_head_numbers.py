@@ -6,13 +6,13 @@ Each test restores the same hand-written checkpoint 2.15's DNN tests use
 checkpoint and input (run in the reference interpreter).
 """
 
-import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
+from tests.canned._tf1_checkpoints import write_tf1_checkpoint
 
 fc = tf.feature_column
 ONE_LOGIT = (([[0.6, 0.5]], [0.1, -0.1]), ([[1.0, 0.8], [-0.8, -1.0]], [0.2, -0.2]),
@@ -22,19 +22,14 @@ TWO_LOGITS = ONE_LOGIT[:2] + (([[-1.0, 0.5], [1.0, 0.25]], [0.3, -0.1]),)
 
 def _checkpoint(model_dir, weights_and_biases, step=100):
     """A DNN checkpoint under 2.15's variable names."""
-    with tf.Graph().as_default():
-        *hidden, (logits_kernel, logits_bias) = weights_and_biases
-        for index, (kernel, bias) in enumerate(hidden):
-            tf.Variable(kernel, name=f"dnn/hiddenlayer_{index}/kernel", dtype=tf.float32)
-            tf.Variable(bias, name=f"dnn/hiddenlayer_{index}/bias", dtype=tf.float32)
-        tf.Variable(logits_kernel, name="dnn/logits/kernel", dtype=tf.float32)
-        tf.Variable(logits_bias, name="dnn/logits/bias", dtype=tf.float32)
-        global_step = tf.compat.v1.train.create_global_step()
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            session.run(global_step.assign(step))
-            tf.compat.v1.train.Saver().save(session, os.path.join(model_dir, "model.ckpt"))
-    return str(model_dir)
+    *hidden, (logits_kernel, logits_bias) = weights_and_biases
+    values = {}
+    for index, (kernel, bias) in enumerate(hidden):
+        values[f"dnn/hiddenlayer_{index}/kernel"] = kernel
+        values[f"dnn/hiddenlayer_{index}/bias"] = bias
+    values["dnn/logits/kernel"] = logits_kernel
+    values["dnn/logits/bias"] = logits_bias
+    return write_tf1_checkpoint(model_dir, values, step)
 
 
 def _assert_metrics(got, want):

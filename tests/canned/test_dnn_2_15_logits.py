@@ -11,13 +11,13 @@ the checkpoint), the moving statistics, predictions and evaluation are the
 ones tf.estimator 2.15.0 gave (run in the reference venv).
 """
 
-import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
+from tests.canned._tf1_checkpoints import write_tf1_checkpoint
 
 fc = tf.feature_column
 HIDDEN = (([[0.6, 0.5]], [0.1, -0.1]), ([[1.0, 0.8], [-0.8, -1.0]], [0.2, -0.2]))
@@ -34,22 +34,14 @@ BATCH_NORM = {
 
 def _checkpoint(model_dir, layers, batch_norm=None):
     """A DNN checkpoint at step 100 under 2.15's variable names."""
-    with tf.Graph().as_default():
-        *hidden, (logits_kernel, logits_bias) = layers
-        values = {"dnn/logits/kernel": logits_kernel, "dnn/logits/bias": logits_bias}
-        for index, (kernel, bias) in enumerate(hidden):
-            values[f"dnn/hiddenlayer_{index}/kernel"] = kernel
-            values[f"dnn/hiddenlayer_{index}/bias"] = bias
-            for name, value in (batch_norm or {}).items():
-                values[f"dnn/hiddenlayer_{index}/batchnorm_{index}/{name}"] = value
-        for name, value in values.items():
-            tf.Variable(value, name=name, dtype=tf.float32)
-        global_step = tf.compat.v1.train.create_global_step()
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            session.run(global_step.assign(100))
-            tf.compat.v1.train.Saver().save(session, os.path.join(model_dir, "model.ckpt"))
-    return str(model_dir)
+    *hidden, (logits_kernel, logits_bias) = layers
+    values = {"dnn/logits/kernel": logits_kernel, "dnn/logits/bias": logits_bias}
+    for index, (kernel, bias) in enumerate(hidden):
+        values[f"dnn/hiddenlayer_{index}/kernel"] = kernel
+        values[f"dnn/hiddenlayer_{index}/bias"] = bias
+        for name, value in (batch_norm or {}).items():
+            values[f"dnn/hiddenlayer_{index}/batchnorm_{index}/{name}"] = value
+    return write_tf1_checkpoint(model_dir, values)
 
 
 def _predictions(estimator, features):

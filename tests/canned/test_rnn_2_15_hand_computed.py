@@ -9,12 +9,12 @@ names (`rnn_model/rnn/simple_rnn_cell/...`) tf.estimator 2.15.0 returns the
 test's numbers in the reference venv, and so must this package.
 """
 
-import os
 
 import numpy as np
 import tensorflow as tf
 
 import keras_estimator as ke
+from tests.canned._tf1_checkpoints import write_tf1_checkpoint
 
 CELL = "rnn_model/rnn/simple_rnn_cell/"
 
@@ -27,15 +27,7 @@ def _checkpoint(model_dir, dense_kernel, dense_bias):
         "rnn_model/logits/kernel": dense_kernel,
         "rnn_model/logits/bias": dense_bias,
     }
-    with tf.Graph().as_default():
-        for name, value in values.items():
-            tf.Variable(value, name=name, dtype=tf.float32)
-        global_step = tf.compat.v1.train.create_global_step()
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            session.run(global_step.assign(100))
-            tf.compat.v1.train.Saver().save(session, os.path.join(model_dir, "model.ckpt"))
-    return str(model_dir)
+    return write_tf1_checkpoint(model_dir, values)
 
 
 def _evaluate(model_dir, input_fn, **kwargs):

@@ -49,22 +49,12 @@ FETCHES_KEY = "_hook_fetches"
 
 
 # Ops that write to (or manage) a summary writer.
-_SUMMARY_OPS = frozenset(
-    {
-        "WriteSummary",
-        "WriteRawProtoSummary",
-        "WriteScalarSummary",
-        "WriteHistogramSummary",
-        "WriteImageSummary",
-        "WriteAudioSummary",
-        "WriteGraphSummary",
-        "FlushSummaryWriter",
-        "CloseSummaryWriter",
-        "CreateSummaryFileWriter",
-        "CreateSummaryDbWriter",
-        "ImportEvent",
-    }
-)
+_SUMMARY_OPS = summaries.WRITE_OPS | {
+    "FlushSummaryWriter",
+    "CloseSummaryWriter",
+    "CreateSummaryFileWriter",
+    "CreateSummaryDbWriter",
+}
 
 
 class _SharedStep:

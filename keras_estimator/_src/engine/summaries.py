@@ -260,7 +260,7 @@ def recording_fed(step: tf.Tensor) -> Iterator[bool]:
 
 
 # Ops that write to a summary writer.
-_ANY_WRITE_OPS = frozenset(
+WRITE_OPS = frozenset(
     {
         "WriteSummary",
         "WriteRawProtoSummary",
@@ -281,7 +281,7 @@ def library_writes(graph: Any) -> int:
         1
         for function in library.function
         for node in function.node_def
-        if node.op in _ANY_WRITE_OPS
+        if node.op in WRITE_OPS
     )
 
 

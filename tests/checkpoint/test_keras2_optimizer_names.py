@@ -99,6 +99,8 @@ def test_the_state_matters_fresh_slots_train_elsewhere(tmp_path):
         ("adam_1/dense_bias_momentum", ["Adam/dense/bias/m", "Adam_1/dense/bias/m"], 1),
         ("adam/learning_rate", ["Adam/learning_rate", "Adam/beta_1"], 0),
         ("adam/iteration", ["Adam/iter"], 0),
+        # tf.keras 2 in a graph (2.15's model_to_estimator): under training/.
+        ("adam/dense_kernel_velocity", ["training/Adam/dense/kernel/v"], 0),
         # No candidate: another optimizer, another variable, another slot.
         ("adam/dense_bias_momentum", ["SGD/dense/bias/momentum"], None),
         ("adam/dense_bias_momentum", ["Adam/dense/kernel/m"], None),
@@ -109,3 +111,19 @@ def test_the_state_matters_fresh_slots_train_elsewhere(tmp_path):
 def test_aliases(name, keys, alias):
     found = keras2_optimizer_names.aliases([name], keys)
     assert found == ({} if alias is None else {name: keys[alias]})
+
+
+def test_an_optimizer_without_its_own_step_count_counted_in_the_global_step():
+    keys = ["global_step", "training/Adam/dense/kernel/m"]
+    missing = ["adam/iteration", "adam/dense_kernel_momentum"]
+    assert keras2_optimizer_names.aliases(missing, keys) == {
+        "adam/iteration": "global_step",
+        "adam/dense_kernel_momentum": "training/Adam/dense/kernel/m",
+    }
+    # Not when none of the optimizer's variables are tf.keras 2's, nor when it
+    # kept its own count.
+    assert keras2_optimizer_names.aliases(["adam/iteration"], keys) == {}
+    assert keras2_optimizer_names.aliases(missing, [*keys, "Adam/iter"]) == {
+        "adam/iteration": "Adam/iter",
+        "adam/dense_kernel_momentum": "training/Adam/dense/kernel/m",
+    }

@@ -821,9 +821,11 @@ def restore(
                 )
             )
         missing = [n for n in variables if n not in keys]
-        if missing and not object_based:
-            # A tf.keras 2 optimizer's variables, written by tf.estimator.
-            keys.update(keras2_optimizer_names.aliases(missing, shapes))
+        if missing:
+            # A tf.keras 2 optimizer's variables, written by tf.estimator
+            # (object-based by 2.15's model_to_estimator: by their saved names).
+            aliases = keras2_optimizer_names.aliases(missing, keys)
+            keys.update({name: keys[alias] for name, alias in aliases.items()})
             missing = [n for n in variables if n not in keys]
         if missing and strict and not object_based:
             raise ValueError(

@@ -19,6 +19,12 @@ state. Slots are matched per Keras 3 slot name: Adam's and Nadam's
 names (tests/checkpoint/test_keras2_optimizer_names.py resumes Adam, SGD,
 Adagrad and RMSprop model_dirs that 2.15 wrote). A name with no candidate, or
 with several, stays missing.
+
+tf.keras 2 built in a graph (as 2.15's `model_to_estimator` did) put the
+optimizer's variables under `training/` (`training/Adam/dense/kernel/m`), and
+an optimizer whose `iterations` was the global step (`model_to_estimator`'s,
+and model_fns that set `optimizer.iterations = global_step`) left no `iter`:
+the global step then holds the count of its updates.
 """
 
 from __future__ import annotations
@@ -54,12 +60,23 @@ def aliases(missing: Iterable[str], keys: Iterable[str]) -> dict[str, str]:
         candidates = [key for key in keys if _same_variable(name, key)]
         if len(candidates) == 1:
             found[name] = candidates[0]
+    for name in missing:
+        optimizer, _, rest = name.partition("/")
+        if (
+            rest == "iteration"
+            and name not in found
+            and "global_step" in keys
+            and any(other.partition("/")[0] == optimizer for other in found)
+        ):
+            # The optimizer's other variables are tf.keras 2's, and it kept no
+            # step count of its own: it counted in the global step.
+            found[name] = "global_step"
     return found
 
 
 def _same_variable(name: str, key: str) -> bool:
     optimizer, _, rest = name.partition("/")
-    owner, _, tail = key.partition("/")
+    owner, _, tail = key.removeprefix("training/").partition("/")
     if not rest or not tail or _plain(owner) != _plain(optimizer):
         return False
     if rest in _SETTINGS:

@@ -212,13 +212,22 @@ def test_use_tpu_without_a_tpu_fails_clearly(tmp_path):
 @pytest.mark.parametrize(
     "kwargs, pattern",
     [
-        (dict(config=None), "config must be a tpu.RunConfig"),
+        (
+            dict(config=None),
+            "`config` must be provided with type `tpu_config.RunConfig`",
+        ),
         (dict(params={"batch_size": 3}), "reserved keys"),
-        (dict(use_tpu=True, train_batch_size=None), "train_batch_size cannot be None"),
-        (dict(eval_batch_size=0), "eval_batch_size must be a positive integer; got 0"),
+        (
+            dict(use_tpu=True, train_batch_size=None),
+            "`train_batch_size` cannot be `None`",
+        ),
+        (
+            dict(use_tpu=True, eval_batch_size=0),
+            "eval_batch_size must be positive, got 0",
+        ),
         (
             dict(model_fn=lambda features, labels, mode: None),
-            "does not include a params argument",
+            "does not include params argument",
         ),
         (
             dict(embedding_config_spec=tpu.experimental.EmbeddingConfigSpec()),
@@ -234,7 +243,7 @@ def test_bad_arguments_fail_clearly(tmp_path, kwargs, pattern):
 
 def test_input_fn_without_params_fails_clearly(tmp_path):
     with pytest.raises(
-        ValueError, match="input_fn .* does not include a params argument"
+        ValueError, match="input_fn .* does not include params argument"
     ):
         _estimator(tmp_path).train(lambda: input_fn({"batch_size": 4}), max_steps=1)
 
@@ -242,11 +251,14 @@ def test_input_fn_without_params_fails_clearly(tmp_path):
 @pytest.mark.parametrize(
     "kwargs, pattern",
     [
-        (dict(iterations_per_loop=0), "iterations_per_loop must be a positive integer"),
+        (
+            dict(iterations_per_loop=0),
+            "`iterations_per_loop` value. Value must be positive",
+        ),
         (dict(iterations_per_loop="5x"), "iterations_per_loop"),
-        (dict(num_shards=-1), "num_shards must be a positive integer"),
-        (dict(num_cores_per_replica=3), "num_cores_per_replica must be one of"),
-        (dict(input_partition_dims=[[1, 2]]), "needs per_host_input_for_training"),
+        (dict(num_shards=-1), "num_shards must be positive"),
+        (dict(num_cores_per_replica=3), "num_cores_per_replica must be 1, 2, 4"),
+        (dict(input_partition_dims=[[1, 2]]), "only supported in PER_HOST_V2 mode"),
         (dict(eval_training_input_configuration=3), "PER_HOST_V1 or SLICED"),
     ],
 )

@@ -17,6 +17,8 @@ import os
 import re
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from keras_estimator._src.base.run_config import RunConfig as _BaseRunConfig
 
 
@@ -46,8 +48,9 @@ def parse_iterations_per_loop(iterations_per_loop: Any) -> IterationsPerLoop:
     match = _ITERATIONS.match(str(iterations_per_loop))
     if match is None or isinstance(iterations_per_loop, bool):
         raise ValueError(
-            f"TPUConfig iterations_per_loop must be a positive integer (steps) or "
-            f"a time such as '60s', '10m' or '1h'; got {iterations_per_loop!r}."
+            "Invalid TPUConfig `iterations_per_loop` value. Value must be positive "
+            "integer value or time-based value `<N><s|m|h>` (steps, or a time "
+            f"such as '60s', '10m' or '1h'); got {iterations_per_loop!r}."
         )
     value = int(match.group("value"))
     unit = match.group("unit")
@@ -56,9 +59,15 @@ def parse_iterations_per_loop(iterations_per_loop: Any) -> IterationsPerLoop:
     return IterationsPerLoop(value * {"s": 1, "m": 60, "h": 3600}[unit], "seconds")
 
 
-def _check_positive_integer(name: str, value: Any) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+def check_positive_integer(name: str, value: Any) -> None:
+    """2.15's check: an int (numpy's too) or a TypeError; above 0 or a ValueError."""
+    if not isinstance(value, (int, np.integer)):
+        raise TypeError(
+            f"{name} must be int, got {type(value)} ({value!r}): pass a positive "
+            "integer."
+        )
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {value!r}.")
 
 
 class TPUConfig(
@@ -101,7 +110,7 @@ class TPUConfig(
     ) -> TPUConfig:
         parse_iterations_per_loop(iterations_per_loop)
         if num_shards is not None:
-            _check_positive_integer("TPUConfig num_shards", num_shards)
+            check_positive_integer("TPUConfig num_shards", num_shards)
         if input_partition_dims is not None:
             _check_partition_dims(
                 input_partition_dims, per_host_input_for_training, num_cores_per_replica
@@ -110,7 +119,7 @@ class TPUConfig(
             num_cores_per_replica not in _CORES_PER_REPLICA
         ):
             raise ValueError(
-                f"num_cores_per_replica must be one of {list(_CORES_PER_REPLICA)}; "
+                "num_cores_per_replica must be 1, 2, 4, 8, 16, 32, 64, 128; "
                 f"got {num_cores_per_replica!r}."
             )
         if eval_training_input_configuration not in (
@@ -118,16 +127,16 @@ class TPUConfig(
             InputPipelineConfig.SLICED,
         ):
             raise ValueError(
-                "eval_training_input_configuration must be "
-                "InputPipelineConfig.PER_HOST_V1 or SLICED; got "
-                f"{eval_training_input_configuration!r}."
+                "eval_training_input_configuration must be PER_HOST_V1 or SLICED; "
+                f"got {eval_training_input_configuration!r} (use "
+                "InputPipelineConfig.PER_HOST_V1 or InputPipelineConfig.SLICED)."
             )
         if per_host_input_for_training is False:
             per_host_input_for_training = InputPipelineConfig.PER_SHARD_V1
         elif per_host_input_for_training is True:
             per_host_input_for_training = InputPipelineConfig.PER_HOST_V1
         if initial_infeed_sleep_secs:
-            _check_positive_integer(
+            check_positive_integer(
                 "TPUConfig initial_infeed_sleep_secs", initial_infeed_sleep_secs
             )
         return super().__new__(
@@ -149,16 +158,17 @@ class TPUConfig(
 def _check_partition_dims(dims: Any, per_host: Any, cores_per_replica: Any) -> None:
     if len(dims) not in (1, 2):
         raise ValueError(
-            f"input_partition_dims must be a list or tuple of one or two elements; "
+            "input_partition_dims must be a list/tuple with one or two elements; "
             f"got {dims!r}."
         )
     if per_host is not InputPipelineConfig.PER_HOST_V2:
         raise ValueError(
-            "input_partition_dims needs per_host_input_for_training="
-            f"InputPipelineConfig.PER_HOST_V2; got {per_host!r}."
+            "input_partition_dims is only supported in PER_HOST_V2 mode: pass "
+            "per_host_input_for_training=InputPipelineConfig.PER_HOST_V2; got "
+            f"{per_host!r}."
         )
     if cores_per_replica is None:
-        raise ValueError("input_partition_dims needs num_cores_per_replica to be set.")
+        raise ValueError("input_partition_dims requires setting num_cores_per_replica.")
 
 
 def _tpu_job_name_from_tf_config() -> str | None:
@@ -192,13 +202,18 @@ class RunConfig(_BaseRunConfig):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if kwargs.get("session_config") is None:
+            # As 2.15: TPU runs are in-graph, so a TF_CONFIG cluster gives no
+            # default session_config (no device filters) as other tasks get.
+            self._session_config = None
         if tpu_config is not None and not isinstance(tpu_config, TPUConfig):
             raise TypeError(
                 f"tpu_config must be a tpu.TPUConfig, got {type(tpu_config).__name__}."
             )
         if master is not None and cluster is not None:
             raise ValueError(
-                f"Both master ({master!r}) and cluster are set: give one of them."
+                f"Both master and cluster are set (master={master!r}): give one "
+                "of them."
             )
         self._tpu_config = tpu_config or TPUConfig()
         self._cluster = cluster

@@ -38,7 +38,11 @@ from keras_estimator._src.base import fn_args
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.distribute.tpu import tpu_strategy
 from keras_estimator._src.estimator.estimator import Estimator
-from keras_estimator._src.tpu.tpu_config import RunConfig, parse_iterations_per_loop
+from keras_estimator._src.tpu.tpu_config import (
+    RunConfig,
+    check_positive_integer,
+    parse_iterations_per_loop,
+)
 from keras_estimator._src.tpu.tpu_estimator_spec import TPUEstimatorSpec
 
 logger = logging.getLogger("keras_estimator")
@@ -76,9 +80,11 @@ class TPUEstimator(Estimator):
 
     Raises:
         ValueError: `config` is not a `tpu.RunConfig`; `params` holds a
-            reserved key; model_fn lacks `params`; a batch size is not a
-            positive integer (or not divisible by the TPU's replicas);
-            `embedding_config_spec` is given; no TPU is found with `use_tpu`.
+            reserved key; model_fn lacks `params`; with `use_tpu`, a batch
+            size is not positive (or not divisible by the TPU's replicas) or
+            no TPU is found; `embedding_config_spec` is given.
+        TypeError: with `use_tpu`, a batch size is not an integer (2.15
+            checked batch sizes only with `use_tpu`, and so does this class).
     """
 
     def __init__(
@@ -101,8 +107,8 @@ class TPUEstimator(Estimator):
     ) -> None:
         if config is None or not isinstance(config, RunConfig):
             raise ValueError(
-                f"config must be a tpu.RunConfig, got {config!r}. Pass "
-                "config=tf.compat.v1.estimator.tpu.RunConfig(...)."
+                "`config` must be provided with type `tpu_config.RunConfig`; got "
+                f"{config!r}. Pass config=tf.compat.v1.estimator.tpu.RunConfig(...)."
             )
         if params is not None and any(key in params for key in _RESERVED_PARAMS):
             raise ValueError(
@@ -126,9 +132,9 @@ class TPUEstimator(Estimator):
             )
         if model_fn is None or "params" not in fn_args.fn_args(model_fn):
             raise ValueError(
-                f"model_fn ({model_fn!r}) does not include a params argument, "
-                "required by TPUEstimator to pass the batch size as "
-                "params['batch_size']."
+                f"model_fn ({model_fn!r}) does not include params argument, "
+                "required by TPUEstimator to pass batch size as "
+                "params['batch_size']: add `params` to its parameters."
             )
         self._user_model_fn = model_fn
         self._use_tpu = bool(use_tpu)
@@ -187,9 +193,9 @@ class TPUEstimator(Estimator):
         """input_fn, called with params["batch_size"] for `mode`."""
         if "params" not in fn_args.fn_args(input_fn):
             raise ValueError(
-                f"input_fn ({input_fn!r}) does not include a params argument, "
-                "required by TPUEstimator to pass the batch size as "
-                "params['batch_size']."
+                f"input_fn ({input_fn!r}) does not include params argument, "
+                "required by TPUEstimator to pass batch size as "
+                "params['batch_size']: add `params` to its parameters."
             )
         batch_size = self._replica_batch_size(mode)
         estimator_params = self._params
@@ -222,8 +228,8 @@ class TPUEstimator(Estimator):
 
     def _replica_batch_size(self, mode: str) -> int | None:
         batch_size = self._batch_sizes.get(mode)
-        if batch_size is None:
-            return None
+        if batch_size is None or self._replicas == 1:
+            return batch_size  # as given, as 2.15 passed it on one device
         return batch_size // self._replicas
 
     # ---- export: no batch size, use_tpu False --------------------------------
@@ -245,20 +251,21 @@ class TPUEstimator(Estimator):
 
 
 def _check_batch_sizes(use_tpu: bool, train: Any, eval_: Any, predict: Any) -> None:
-    if use_tpu and train is None:
+    """2.15's checks, made only with use_tpu (off a TPU 2.15 passed them as given)."""
+    if not use_tpu:
+        return
+    if train is None:
         raise ValueError(
-            "train_batch_size cannot be None with use_tpu=True: pass the global "
-            "training batch size."
+            "`train_batch_size` cannot be `None` with use_tpu=True: pass the "
+            "global training batch size."
         )
     for name, value in (
         ("train_batch_size", train),
         ("eval_batch_size", eval_),
         ("predict_batch_size", predict),
     ):
-        if value is not None and (
-            not isinstance(value, int) or isinstance(value, bool) or value <= 0
-        ):
-            raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+        if value is not None:
+            check_positive_integer(name, value)
 
 
 def _check_divisible(batch_sizes: dict[str, Any], replicas: int, use_tpu: bool) -> None:

@@ -73,9 +73,14 @@ def observes_only(hook: Any) -> bool:
     return getattr(hook, "observes_only", False) is True
 
 
-# Graph collection: names of the variables hooks' `begin()` got by
-# `tf.compat.v1.get_variable` in that graph, in earlier calls.
+# Graph collections: names of the variables hooks' `begin()` got by
+# `tf.compat.v1.get_variable` in that graph, in earlier calls; and of those
+# among them that are local (never checkpointed).
 _HOOK_VARIABLES = "keras_estimator.hook_variables"
+_HOOK_LOCAL_VARIABLES = "keras_estimator.hook_local_variables"
+_LOCAL_COLLECTIONS = frozenset(
+    {tf.compat.v1.GraphKeys.LOCAL_VARIABLES, tf.compat.v1.GraphKeys.METRIC_VARIABLES}
+)
 
 
 @contextlib.contextmanager
@@ -89,9 +94,15 @@ def _hooks_variables_again(graph: Any) -> Any:
     calls: such a name, made by hooks in an earlier call, is taken up again
     instead of refused as existing. Within one call the usual rules hold (a
     second hook making the same name is refused, as in 2.15).
+
+    Yields:
+        A list that holds, on leaving, the global (not local) variables the
+        hooks made or took up again, in order: what 2.15's Saver saved.
     """
     earlier = set(graph.get_collection(_HOOK_VARIABLES))
     made = graph.get_collection_ref(_HOOK_VARIABLES)
+    local_names = graph.get_collection_ref(_HOOK_LOCAL_VARIABLES)
+    got: list[Any] = []
 
     def reusing(getter: Any, name: str, *args: Any, **kwargs: Any) -> Any:
         # TensorFlow passes `getter` and `name` by keyword.
@@ -100,10 +111,34 @@ def _hooks_variables_again(graph: Any) -> Any:
         variable = getter(name, *args, **kwargs)
         if name not in earlier and name not in made:
             made.append(name)
+        elif name in earlier and name not in local_names:
+            got.append(variable)
         return variable
 
-    with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), custom_getter=reusing):
-        yield
+    def recording(next_creator: Callable[..., Any], **kwargs: Any) -> Any:
+        variable = next_creator(**kwargs)
+        if _LOCAL_COLLECTIONS.intersection(kwargs.get("collections") or ()):
+            local_names.append(kwargs.get("name"))
+        elif _held_eagerly(variable):
+            got.append(variable)
+        return variable
+
+    with (
+        tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), custom_getter=reusing),
+        tf.variable_creator_scope(recording),
+    ):
+        yield got
+
+
+def _held_eagerly(variable: Any) -> bool:
+    """Whether a variable lives outside any graph (one a checkpoint can hold)."""
+    if not isinstance(variable, tf.Variable):
+        return False
+    try:
+        variable.graph  # noqa: B018  (raises for a variable held eagerly)
+    except AttributeError:
+        return True
+    return False
 
 
 def _variable_values(plan: _fetches.FetchPlan) -> dict[str, Any] | None:
@@ -263,9 +298,14 @@ class HookCallback(keras.callbacks.Callback):
             self._hooks[index].fetch_at_run_end(self._at_run_end)
         self._global_step = self._read_global_step()
         self._graph = self._hook_graph(mode)
-        with self._graph.as_default(), _hooks_variables_again(self._graph):
+        with self._graph.as_default(), _hooks_variables_again(self._graph) as made:
             for hook in self._hooks:
                 hook.begin()
+        context = loop_context.current()
+        if made and context is not None and context.take_hook_variables is not None:
+            # As 2.15's Saver: saved with the model's, and restored before
+            # after_create_session.
+            context.take_hook_variables(made)
         session = self._hook_session()
         with self._graph_lookups():
             for hook in self._hooks:

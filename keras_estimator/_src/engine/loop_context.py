@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import tensorflow as tf
 
@@ -26,11 +26,17 @@ class LoopContext:
         saveable: returns checkpoint name -> variable for everything a
             checkpoint holds (including `global_step`).
         global_step_variable: the int64 step variable.
+        take_hook_variables: called with the variables hooks made in
+            `begin()` (global ones, as 2.15's Saver saved them): the loop
+            restores them from the checkpoint it started from and
+            `saveable` holds them for the rest of the call. None: the loop
+            keeps none.
     """
 
     model_dir: str | None
     saveable: Callable[[], dict[str, tf.Variable]]
     global_step_variable: tf.Variable
+    take_hook_variables: Callable[[Sequence[tf.Variable]], None] | None = None
 
     def global_step(self) -> int:
         # value(): one read op (numpy() reads by read_value(), which adds an Identity).

@@ -53,6 +53,7 @@ from keras_estimator._src.hooks.basic_hooks import (
     StepCounterHook,
 )
 from keras_estimator._src.hooks.checkpoint_hooks import CheckpointSaverHook
+from keras_estimator._src.hooks.hook_variables import HookVariables
 from keras_estimator._src.hooks.summary_saver_hook import SummarySaverHook
 from keras_estimator._src.tf_internals import collective_keys
 
@@ -303,7 +304,7 @@ class Estimator:
         if self.latest_checkpoint() is None:
             self._seed()
         model.build_mode(ModeKeys.TRAIN, element_spec, getattr(dataset, "element_spec", None))
-        self._sync(None, ModeKeys.TRAIN)
+        started_from = self._sync(None, ModeKeys.TRAIN)
         _restart_random_sequences(model, ModeKeys.TRAIN)
         start = int(_checkpoint.current_value(self._store.global_step()).numpy())
         multi_worker.check_same_step(self._strategy, start, self._model_dir)
@@ -365,7 +366,7 @@ class Estimator:
             *([_progress.ProgressBar(state, last_step)] if show_progress else []),
             _preemption.StopOnSigterm(preemption),
         ]
-        with _loop_context.active(self._loop_context()):
+        with _loop_context.active(self._loop_context(started_from)):
             if _ps_training.is_parameter_server_strategy(self._strategy):
                 if self._config.steps_per_loop is not None:
                     logger.warning(
@@ -481,9 +482,16 @@ class Estimator:
             )
         ]
 
-    def _loop_context(self) -> _loop_context.LoopContext:
+    def _loop_context(self, started_from: str | None = None) -> _loop_context.LoopContext:
+        """The loop as hooks see it; `started_from`: the checkpoint the call restored."""
+        # Variables hooks make in begin() are saved and restored as 2.15's
+        # Saver saved all global variables.
+        hook_variables = HookVariables(self._store.saveable, started_from)
         return _loop_context.LoopContext(
-            self._model_dir, self._store.saveable, self._store.global_step()
+            self._model_dir,
+            hook_variables.saveable,
+            self._store.global_step(),
+            hook_variables.take,
         )
 
     # ---- evaluate -------------------------------------------------------------
@@ -527,7 +535,7 @@ class Estimator:
             UserCallbacks(user_callbacks, state, steps),
         ]
         with (
-            _loop_context.active(self._loop_context()),
+            _loop_context.active(self._loop_context(evaluated_path)),
             _eval_summary.logged_evaluation(),
         ):
             # Nothing sees the batches: the evaluation and its final metric
@@ -610,7 +618,7 @@ class Estimator:
         model = self._get_model()
         dataset = self._dataset(input_fn, ModeKeys.PREDICT)
         model.build_mode(ModeKeys.PREDICT, dataset.element_spec)
-        self._sync(checkpoint_path, ModeKeys.PREDICT)
+        predicted_from = self._sync(checkpoint_path, ModeKeys.PREDICT)
         _restart_random_sequences(model, ModeKeys.PREDICT)
         if self._predict_function is None:
             self._predict_function = model.make_predict_function()
@@ -625,7 +633,7 @@ class Estimator:
         # freed on the release thread however the caller leaves the generator.
         input_box = [iter(dataset) if self._strategy else inputs.make_iterator(dataset)]
         try:
-            with _loop_context.active(self._loop_context()):
+            with _loop_context.active(self._loop_context(predicted_from)):
                 yield from _predict_loop.run_prediction(
                     model,
                     self._predict_function,

@@ -16,6 +16,16 @@ graph, initializes its variables and tables, starts its queue runners, and
 yields one evaluation of the outputs per element until a queue says
 OutOfRange. The iterator's end stops the runners and closes the Session.
 
+The same holds for an input_fn that starts no queue runner but whose
+tensors read queue-like state: `limit_epochs` tensors returned as they are
+(each evaluation counts one epoch, and OutOfRange after the last ended
+prediction and evaluation), or a `FIFOQueue` it fills and dequeues itself
+(each evaluation takes the next values). Called eagerly, such an input_fn
+runs without error, once: every step would get its first values and
+prediction would never end. So the ops it ran eagerly are watched
+(`READS_QUEUE_STATE`), and if one of them ran, its outputs are read per
+element on a Session, as above.
+
 Element shapes are the outputs' static shapes; a tensor of unknown rank (a
 `FIFOQueue` made without shapes dequeues such tensors) takes the rank of
 its first value, with every dimension left open.
@@ -35,6 +45,20 @@ import tensorflow as tf
 _EAGER_QUEUE_ERRORS = (
     (RuntimeError, "QueueRunners are not supported when eager execution is enabled"),
     (ValueError, "Input pipelines based on Queues are not supported when eager"),
+)
+
+
+# Ops whose eager run means the input_fn's tensors change from one
+# evaluation to the next in a TF1 graph: dequeues (`FIFOQueue.dequeue*`,
+# and so every queue's), and the epoch counter of `limit_epochs`.
+READS_QUEUE_STATE = frozenset(
+    {
+        "QueueDequeueV2",
+        "QueueDequeueManyV2",
+        "QueueDequeueUpToV2",
+        "ResourceCountUpTo",
+        "CountUpTo",
+    }
 )
 
 

@@ -33,7 +33,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.engine import queue_input
-from keras_estimator._src.tf_internals import graph_seeds, v1_iterators
+from keras_estimator._src.tf_internals import eager_op_types, graph_seeds, v1_iterators
 
 _HOW_TO_RETURN_A_DATASET = (
     "Return the dataset itself from input_fn (e.g. `return dataset`, mapping "
@@ -50,7 +50,10 @@ def call_input_fn(call: Callable[[], Any]) -> Any:
     Returns:
         What input_fn returned, or, when it returned tensors taken from
         `tf.compat.v1` iterators, a `tf.data.Dataset` of its return value
-        at each successive element of those iterators.
+        at each successive element of those iterators; when it used TF1
+        queues (queue runners, a queue it dequeues, `limit_epochs`), a
+        `tf.data.Dataset` of its return value at each evaluation on a
+        Session (`queue_input`).
 
     Raises:
         ValueError: input_fn feeds its dataset through a placeholder, makes
@@ -62,6 +65,7 @@ def call_input_fn(call: Callable[[], Any]) -> Any:
         with (
             v1_iterators.redirect_v1_iterators(first.make_iterator),
             _eager_collections(),
+            eager_op_types.eager_ops_of_types(queue_input.READS_QUEUE_STATE) as queue_reads,
         ):
             result = call()
     except (RuntimeError, ValueError) as error:
@@ -77,7 +81,13 @@ def call_input_fn(call: Callable[[], Any]) -> Any:
                 + _HOW_TO_RETURN_A_DATASET
             ) from error
         raise
-    if isinstance(result, tf.data.Dataset) or not first.iterators:
+    if isinstance(result, tf.data.Dataset):
+        return result
+    if queue_reads:
+        # limit_epochs' counter or a queue the input_fn dequeues itself: in
+        # 2.15's session each step evaluated them anew, as on a Session here.
+        return queue_input.dataset_from_queues(call, graph_seeds.input_fn_graph_seed())
+    if not first.iterators:
         return result
     dataset = _dataset_from_graph_call(call, first)
     return result if dataset is None else dataset

@@ -724,14 +724,6 @@ MALFORMED = [
         id="unknown-task-type",
     ),
     pytest.param(
-        {
-            "cluster": {**DOC_CLUSTER, "evaluator": ["e:1"]},
-            "task": {"type": "evaluator", "index": 0},
-        },
-        r'"cluster": it lists an "evaluator" job.*Remove "evaluator" from "cluster"',
-        id="evaluator-in-cluster",
-    ),
-    pytest.param(
         {"cluster": {"ps": ["p:1"]}, "task": {"type": "ps", "index": 0}},
         r"\"cluster\": it has \['ps'\] but no \"chief\" or \"worker\" job",
         id="ps-only",

@@ -300,16 +300,6 @@ BAD_TF_CONFIGS = [
     pytest.param(
         json.dumps(
             {
-                "cluster": {**CLUSTER, "evaluator": ["127.0.0.1:2224"]},
-                "task": {"type": "evaluator", "index": 0},
-            }
-        ),
-        r'Invalid TF_CONFIG "cluster": it lists an "evaluator" job',
-        id="evaluator-in-cluster",
-    ),
-    pytest.param(
-        json.dumps(
-            {
                 "cluster": {"chief": ["127.0.0.1:2222"], "worker": ["127.0.0.1:2222"]},
                 "task": {"type": "chief", "index": 0},
             }

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import tensorflow as tf
@@ -160,14 +161,6 @@ def _read_cluster(tf_config: dict) -> dict[str, list[str]]:
         )
     jobs: dict[str, list[str]] = {}
     for job, addresses in cluster.items():
-        if job == TaskType.EVALUATOR:
-            raise _tf_config_error(
-                '"cluster"',
-                'it lists an "evaluator" job, but the evaluator is not part of '
-                "the training cluster",
-                'Remove "evaluator" from "cluster"; keep it only as the "task" '
-                "type of the evaluator process.",
-            )
         # Jobs other than chief/master/worker/ps (e.g. "local", "alloc") are
         # kept in the cluster spec, as tf.estimator 2.15 kept them.
         if not job:
@@ -190,6 +183,18 @@ def _read_cluster(tf_config: dict) -> dict[str, list[str]]:
             jobs[job] = list(addresses)
     _check_distinct_addresses(jobs)
     return jobs
+
+
+def _split_evaluators(jobs: dict[str, list[str]]) -> list[str]:
+    """Takes an "evaluator" job out of `jobs`; returns its addresses.
+
+    tf.estimator 2.15 accepted the evaluator listed in "cluster" (the layout of
+    its multi-worker examples) beside the form without it; either way the
+    evaluator is not part of the training cluster, so it is kept out of the
+    cluster the training tasks see, and only counted in global ids as 2.15
+    counted it.
+    """
+    return jobs.pop(TaskType.EVALUATOR, [])
 
 
 def _check_address(job: str, index: int, address: str) -> None:
@@ -340,17 +345,28 @@ def _check_task_in_cluster(
 
 
 def _global_id(
-    jobs: dict[str, list[str]], task_type: str, task_id: int, chief_job: str | None
+    jobs: dict[str, list[str]],
+    task_type: str,
+    task_id: int,
+    chief_job: str | None,
+    evaluators: Sequence[str] = (),
 ) -> int:
-    """Numbers every task: the chief first, then workers, then parameter servers."""
+    """Numbers every task: the chief first, then workers, then parameter servers.
+
+    An evaluator listed in "cluster" takes its place among the other jobs (by
+    name), as in 2.15.
+    """
+    numbered = dict(jobs)
+    if evaluators:
+        numbered[TaskType.EVALUATOR] = list(evaluators)
     order = [chief_job] if chief_job else []
-    order += sorted(j for j in jobs if j not in (chief_job, TaskType.PS))
-    order += [TaskType.PS] if TaskType.PS in jobs else []
+    order += sorted(j for j in numbered if j not in (chief_job, TaskType.PS))
+    order += [TaskType.PS] if TaskType.PS in numbered else []
     offset = 0
     for job in order:
         if job == task_type:
             return offset + task_id
-        offset += len(jobs[job])
+        offset += len(numbered[job])
     raise AssertionError(f"task type {task_type!r} not in {order}")  # validated above
 
 
@@ -369,7 +385,10 @@ def _session_master(
 
 
 def _cluster_info(
-    tf_config: dict, jobs: dict[str, list[str]], extras: dict
+    tf_config: dict,
+    jobs: dict[str, list[str]],
+    extras: dict,
+    evaluators: Sequence[str] = (),
 ) -> _ClusterInfo:
     """Derives the cluster properties for a process in a (non-empty) cluster."""
     chief_job = _check_cluster_shape(jobs)
@@ -400,7 +419,9 @@ def _cluster_info(
         num_ps_replicas=len(jobs.get(TaskType.PS, [])),
         num_worker_replicas=len(jobs.get(TaskType.WORKER, []))
         + (1 if chief_job else 0),
-        global_id_in_cluster=_global_id(jobs, task_type, task_id, chief_job),
+        global_id_in_cluster=_global_id(
+            jobs, task_type, task_id, chief_job, evaluators
+        ),
         **extras,
     )
 
@@ -421,8 +442,9 @@ def _parse_tf_config(env_value: str | None) -> _ClusterInfo:
                 f'Set "{key}" to an address string or remove it.',
             )
     jobs = _read_cluster(tf_config)
+    evaluators = _split_evaluators(jobs)
     if jobs:
-        return _cluster_info(tf_config, jobs, extras)
+        return _cluster_info(tf_config, jobs, extras, evaluators)
     task_type, task_id = _read_task(tf_config, in_cluster=False)
     if (task_type, task_id) != (TaskType.WORKER, 0):
         if task_type != TaskType.WORKER:

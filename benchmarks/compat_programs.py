@@ -3,7 +3,8 @@
 Runs every program in tests/programs/, one at a time: --reference-runs times
 (default 3) with plain TensorFlow 2.15.1 + tensorflow-estimator 2.15.0 in the
 reference venv (`_ref_venv.py`; set KERAS_ESTIMATOR_REF_VENV to reuse one),
-and once here after `keras_estimator.install()`. Prints a table, one row per
+and once here after `keras_estimator.install()`, with the package
+byte-compiled first as installing it would. Prints a table, one row per
 RESULT key: 2.15's range over its runs, ours, and whether ours is inside.
 
 Match rule, per key. Floats (and lists of floats, element by element): ours
@@ -23,6 +24,7 @@ and not compared.
 from __future__ import annotations
 
 import argparse
+import compileall
 import fnmatch
 import json
 import os
@@ -222,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.reference_runs < 1:
         parser.error(f"--reference-runs must be at least 1, got {args.reference_runs}")
 
+    # 2.15's modules load byte-compiled (pip compiled them at install); so do
+    # ours, as an installed wheel's would, even under PYTHONDONTWRITEBYTECODE,
+    # which would otherwise have every run compile the package's sources.
+    compileall.compile_dir(str(REPO / "keras_estimator"), quiet=1)
     programs = sorted(PROGRAMS.glob("*.py"))
     if args.only:
         programs = [p for p in programs if p.name in set(args.only)]

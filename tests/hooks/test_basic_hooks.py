@@ -460,8 +460,10 @@ def test_checkpoint_saver_needs_a_loop(tmp_path):
     ],
 )
 def test_checkpoint_saver_validation(tmp_path, kwargs, message):
+    # A saver, scaffold or basename is refused when the loop begins: a TF1
+    # session runs TensorFlow's hook with them (test_hooks_in_v1_sessions.py).
     with pytest.raises(ValueError, match=message):
-        CheckpointSaverHook(str(tmp_path), **kwargs)
+        CheckpointSaverHook(str(tmp_path), **kwargs).begin()
 
 
 # ---- StepCounterHook ------------------------------------------------------------
@@ -501,7 +503,7 @@ def test_step_counter_secs(caplog, step_clock):
 )
 def test_step_counter_validation(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        StepCounterHook(**kwargs)
+        StepCounterHook(**kwargs).begin()
 
 
 # ---- NanTensorHook --------------------------------------------------------------
@@ -578,7 +580,7 @@ def test_final_ops_tensors_keep_last_step_values():
 
 def test_final_ops_feed_dict_is_refused():
     with pytest.raises(ValueError, match="feed_dict does not exist in TF2"):
-        FinalOpsHook("x", final_ops_feed_dict={"a": 1})
+        FinalOpsHook("x", final_ops_feed_dict={"a": 1}).begin()
 
 
 # ---- GlobalStepWaiterHook ------------------------------------------------------------

@@ -89,7 +89,9 @@ class SessionRunContext:
     """
 
     def __init__(self, original_args: SessionRunArgs, session: Any) -> None:
-        del session  # there is none in TF2; see the `session` property
+        # None in the Estimator's loop; a program running hooks on a
+        # tf.compat.v1.Session of its own, in a graph, passes that session.
+        self._session = session
         self._original_args = original_args
         self._stop_requested = False
         self.global_step = 0
@@ -101,7 +103,9 @@ class SessionRunContext:
 
     @property
     def session(self) -> Any:
-        """Not available in TF2: raises with the alternative."""
+        """The session a program gave; in the Estimator's loop none: raises with the alternative."""
+        if self._session is not None:
+            return self._session
         raise RuntimeError(
             "run_context.session does not exist in TF2: there is no "
             "tf.compat.v1.Session. Fetch values with SessionRunArgs(fetches) "

@@ -298,7 +298,11 @@ class HookCallback(keras.callbacks.Callback):
             self._hooks[index].fetch_at_run_end(self._at_run_end)
         self._global_step = self._read_global_step()
         self._graph = self._hook_graph(mode)
-        with self._graph.as_default(), _hooks_variables_again(self._graph) as made:
+        with (
+            self._graph.as_default(),
+            _hooks_variables_again(self._graph) as made,
+            loop_context.hook_dispatch(),
+        ):
             for hook in self._hooks:
                 hook.begin()
         context = loop_context.current()

@@ -56,3 +56,23 @@ def active(context: LoopContext) -> Iterator[LoopContext]:
         yield context
     finally:
         _state.context = previous
+
+
+def dispatching_hooks() -> bool:
+    """Whether the hook dispatcher (`HookCallback`) is calling hooks' `begin()` on this thread.
+
+    A stock hook whose `begin()` is called otherwise, in a graph, is run by a
+    TF1 session (`tf.compat.v1.train.MonitoredSession`), not by this loop.
+    """
+    return getattr(_state, "dispatching", False)
+
+
+@contextlib.contextmanager
+def hook_dispatch() -> Iterator[None]:
+    """Within: `dispatching_hooks()` is True on this thread."""
+    previous = dispatching_hooks()
+    _state.dispatching = True
+    try:
+        yield
+    finally:
+        _state.dispatching = previous

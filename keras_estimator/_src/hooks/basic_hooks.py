@@ -35,6 +35,10 @@ from keras_estimator._src.base.session_run_hook import (
 )
 from keras_estimator._src.engine import loop_context
 from keras_estimator._src.engine.variable_store import as_tf_variable
+from keras_estimator._src.hooks.v1_session import (
+    runs_tf_hook_in_v1_sessions,
+    tf_hook_of,
+)
 from keras_estimator._src.tf_internals import summary_writers
 
 logger = logging.getLogger("keras_estimator")
@@ -186,6 +190,7 @@ def _tag(item: Any) -> str:
     return str(item)
 
 
+@runs_tf_hook_in_v1_sessions
 class LoggingTensorHook(SessionRunHook):
     """Logs tensor values every N steps, every N seconds, and/or at the end.
 
@@ -352,6 +357,7 @@ class LoggingTensorHook(SessionRunHook):
 # ---- stopping ----------------------------------------------------------------
 
 
+@runs_tf_hook_in_v1_sessions
 class StopAtStepHook(SessionRunHook):
     """Requests stop when the global step reaches a given step.
 
@@ -408,6 +414,7 @@ class StopAtStepHook(SessionRunHook):
 # ---- step rate ---------------------------------------------------------------
 
 
+@runs_tf_hook_in_v1_sessions
 class StepCounterHook(SessionRunHook):
     """Logs `global_step/sec: X` every N steps or seconds.
 
@@ -437,12 +444,17 @@ class StepCounterHook(SessionRunHook):
                 "exactly one of every_n_steps and every_n_secs should be provided "
                 f"(got every_n_steps={every_n_steps!r}, every_n_secs={every_n_secs!r})."
             )
-        if summary_writer is not None:
-            raise ValueError(
+        # Refused when the loop begins: a TF1 session runs TensorFlow's hook,
+        # which writes to it (`v1_session`).
+        self._refused = (
+            None
+            if summary_writer is None
+            else (
                 "StepCounterHook(summary_writer=...) is not supported: TF1 "
                 "FileWriter objects do not exist in TF2. Pass output_dir=... and "
                 "the hook writes the summary with tf.summary.create_file_writer."
             )
+        )
         self._timer = SecondOrStepTimer(every_secs=every_n_secs, every_steps=every_n_steps)
         self._output_dir = output_dir
         self._writer: Any = None
@@ -453,6 +465,8 @@ class StepCounterHook(SessionRunHook):
         return self._timer.steps_until_trigger(global_step)
 
     def begin(self) -> None:
+        if self._refused is not None:
+            raise ValueError(self._refused)
         self._timer.reset()
         self._last_global_step = None
         self._unchanged_count = 0
@@ -511,6 +525,7 @@ class NanLossDuringTrainingError(RuntimeError):
         return "NaN loss during training."
 
 
+@runs_tf_hook_in_v1_sessions
 class NanTensorHook(SessionRunHook):
     """Fails (or stops training) when the loss is NaN.
 
@@ -587,6 +602,7 @@ class NanTensorHook(SessionRunHook):
 # ---- final values ------------------------------------------------------------
 
 
+@runs_tf_hook_in_v1_sessions
 class FinalOpsHook(SessionRunHook):
     """Keeps the values of `final_ops` when the loop ends.
 
@@ -604,12 +620,17 @@ class FinalOpsHook(SessionRunHook):
     """
 
     def __init__(self, final_ops: Any, final_ops_feed_dict: Any = None) -> None:
-        if final_ops_feed_dict is not None:
-            raise ValueError(
+        # Refused when the loop begins: a TF1 session runs TensorFlow's hook,
+        # which feeds it (`v1_session`).
+        self._refused = (
+            None
+            if final_ops_feed_dict is None
+            else (
                 "FinalOpsHook(final_ops_feed_dict=...) is not supported: feed_dict "
                 "does not exist in TF2. Compute the values from variables or "
                 "from the step's tensors."
             )
+        )
         self._final_ops = final_ops
         self._final_ops_values: Any = None
         leaves = [] if final_ops is None else tf.nest.flatten(final_ops)
@@ -619,12 +640,17 @@ class FinalOpsHook(SessionRunHook):
 
     @property
     def final_ops_values(self) -> Any:
+        tf_hook = tf_hook_of(self)
+        if tf_hook is not None:
+            return tf_hook.final_ops_values
         return self._final_ops_values
 
     def steps_until_needed(self, global_step: int) -> int | None:
         return None if self._variables_only or self._run_at_end else 1
 
     def begin(self) -> None:
+        if self._refused is not None:
+            raise ValueError(self._refused)
         self._last_results = None
         self._run_at_end = False
 
@@ -688,6 +714,7 @@ def _live_variable(variable: Any) -> Any:
 # ---- distributed start ---------------------------------------------------------
 
 
+@runs_tf_hook_in_v1_sessions
 class GlobalStepWaiterHook(SessionRunHook):
     """Delays the first run until the global step reaches `wait_until_step`.
 
@@ -757,6 +784,7 @@ _FEED_ERROR = (
 )
 
 
+@runs_tf_hook_in_v1_sessions
 class FeedFnHook(SessionRunHook):
     """Not supported: TF2 has no feeds. Fails in `begin()` with what to do."""
 

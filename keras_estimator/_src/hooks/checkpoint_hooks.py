@@ -26,6 +26,7 @@ from keras_estimator._src.base.session_run_hook import (
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.engine import loop_context
 from keras_estimator._src.hooks.basic_hooks import SecondOrStepTimer
+from keras_estimator._src.hooks.v1_session import runs_tf_hook_in_v1_sessions
 
 logger = logging.getLogger("keras_estimator")
 
@@ -50,6 +51,7 @@ class CheckpointSaverListener:
         pass
 
 
+@runs_tf_hook_in_v1_sessions
 class CheckpointSaverHook(SessionRunHook):
     """Saves checkpoints every N steps or seconds, at the start and at the end.
 
@@ -90,15 +92,18 @@ class CheckpointSaverHook(SessionRunHook):
                 "CheckpointSaverHook needs exactly one of save_secs and save_steps "
                 f"(got save_secs={save_secs!r}, save_steps={save_steps!r})."
             )
+        # Refused when the loop begins: a TF1 session runs TensorFlow's hook,
+        # which saves with them (`v1_session`).
+        self._refused: str | None = None
         for name, value in (("saver", saver), ("scaffold", scaffold)):
-            if value is not None:
-                raise ValueError(
+            if value is not None and self._refused is None:
+                self._refused = (
                     f"CheckpointSaverHook({name}=...) is not supported: TF1 Savers "
                     "do not exist in TF2; the hook writes the checkpoints itself "
                     "(TF1 name-based format). Leave saver and scaffold as None."
                 )
-        if checkpoint_basename != _checkpoint.CHECKPOINT_BASENAME:
-            raise ValueError(
+        if checkpoint_basename != _checkpoint.CHECKPOINT_BASENAME and self._refused is None:
+            self._refused = (
                 f"CheckpointSaverHook(checkpoint_basename={checkpoint_basename!r}) "
                 f"is not supported: checkpoints are always named "
                 f"'{_checkpoint.CHECKPOINT_BASENAME}-<step>'."
@@ -118,6 +123,8 @@ class CheckpointSaverHook(SessionRunHook):
         return self._timer.steps_until_trigger(global_step)
 
     def begin(self) -> None:
+        if self._refused is not None:
+            raise ValueError(self._refused)
         self._context = loop_context.current()
         if self._context is None:
             raise RuntimeError(

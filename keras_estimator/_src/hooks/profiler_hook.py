@@ -42,10 +42,12 @@ from keras_estimator._src.base.session_run_hook import (
     SessionRunValues,
 )
 from keras_estimator._src.hooks.basic_hooks import SecondOrStepTimer
+from keras_estimator._src.hooks.v1_session import runs_tf_hook_in_v1_sessions
 
 logger = logging.getLogger("keras_estimator")
 
 
+@runs_tf_hook_in_v1_sessions
 class ProfilerHook(SessionRunHook):
     """Profiles one step every `save_steps` steps or `save_secs` seconds.
 

@@ -24,11 +24,13 @@ from keras_estimator._src.base.session_run_hook import (
 )
 from keras_estimator._src.engine import summaries
 from keras_estimator._src.hooks.basic_hooks import SecondOrStepTimer
+from keras_estimator._src.hooks.v1_session import runs_tf_hook_in_v1_sessions
 from keras_estimator._src.tf_internals import summary_writers
 
 logger = logging.getLogger("keras_estimator")
 
 
+@runs_tf_hook_in_v1_sessions
 class SummarySaverHook(SessionRunHook):
     """Saves summaries every N steps or seconds.
 

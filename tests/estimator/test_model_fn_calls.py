@@ -42,20 +42,20 @@ def test_first_train_evaluate_and_predict_call_the_model_fn_once(tmp_path):
     # the first step (whose summaries and logged loss hooks fetch) and the
     # fused steps after it.
     assert calls == ["train"]
-    calls.clear()
+    before = len(calls)
     # A later call reuses the trace (2.15 called the model_fn again).
     est.train(input_fn(X, Y), steps=3)
-    assert calls == []
+    assert calls[before:] == []
     est.evaluate(input_fn(X, Y, repeat=False))
     # Once: the step's one trace, which made the metric variables; the fused
     # loop runs it, and the metrics' final values are read from it.
-    assert calls == ["eval"]
-    calls.clear()
+    assert calls[before:] == ["eval"]
+    before = len(calls)
     est.evaluate(input_fn(X, Y, repeat=False))
-    assert calls == []
+    assert calls[before:] == []
     list(est.predict(_predict_input_fn))
     # Once: the predicting function's trace.
-    assert calls == ["infer"]
+    assert calls[before:] == ["infer"]
 
 
 def test_a_model_fn_writing_a_file_writes_what_it_wrote_under_tf215(tmp_path):
@@ -100,14 +100,14 @@ def test_under_one_device_strategy_each_call_calls_the_model_fn_once(tmp_path):
     )
     est.train(input_fn(X, Y), steps=3)
     assert calls == ["train"]
-    calls.clear()
+    before = len(calls)
     est.train(input_fn(X, Y), steps=3)
-    assert calls == []
+    assert calls[before:] == []
     est.evaluate(input_fn(X, Y, repeat=False))
-    assert calls == ["eval"]
-    calls.clear()
+    assert calls[before:] == ["eval"]
+    before = len(calls)
     list(est.predict(_predict_input_fn))
-    assert calls == ["infer"]
+    assert calls[before:] == ["infer"]
 
 
 def test_under_mirrored_strategy_each_replica_calls_the_model_fn_once(tmp_path):
@@ -169,9 +169,9 @@ def test_under_mirrored_strategy_without_eval_distribute_evaluate_runs_alone(tmp
     assert calls == ["train"] * 2
     plain = ke.Estimator(mlp_model_fn, model_dir, params={"hidden": [8]})
     for steps in (2, None):
-        calls.clear()
+        before = len(calls)
         results = est.evaluate(input_fn(X, Y, batch_size=8, repeat=False), steps=steps)
-        assert calls == ([] if steps is None else ["eval"])
+        assert calls[before:] == ([] if steps is None else ["eval"])
         expected = plain.evaluate(input_fn(X, Y, batch_size=8, repeat=False), steps=steps)
         assert results == expected
 
@@ -180,12 +180,12 @@ def test_under_mirrored_strategy_without_eval_distribute_evaluate_runs_alone(tmp
     # updates them on both replicas.
     shutil.copytree(model_dir, tmp_path / "evaluated_first")
     shutil.copytree(model_dir, tmp_path / "trained_only")
-    calls.clear()
+    before = len(calls)
     fresh = ke.Estimator(
         _counting(calls), str(tmp_path / "evaluated_first"), config=config, params={"hidden": [8]}
     )
     results = fresh.evaluate(input_fn(X, Y, batch_size=8, repeat=False), steps=2)
-    assert calls == ["eval"]
+    assert calls[before:] == ["eval"]
     assert results == plain.evaluate(input_fn(X, Y, batch_size=8, repeat=False), steps=2)
     fresh.train(input_fn(X, Y, batch_size=8), steps=3)
     trained = ke.Estimator(
@@ -214,7 +214,7 @@ def test_new_fetches_reuse_the_traced_step(tmp_path):
 
     est = ke.Estimator(model_fn, model_dir=str(tmp_path), params={"hidden": [8]})
     est.train(input_fn(X, Y), steps=3)
-    calls.clear()
+    before = len(calls)
     loss_name = est._model.loss_names["train"]
     seen = []
 
@@ -230,7 +230,7 @@ def test_new_fetches_reuse_the_traced_step(tmp_path):
             seen.append(run_values.results)
 
     est.train(input_fn(X, Y), steps=4, hooks=[Fetching()])
-    assert calls == []
+    assert calls[before:] == []
     assert [r["step"] for r in seen] == [3, 4, 5, 6]
     assert [sorted(r) for r in seen] == [["loss", "step"], ["kernel", "logits", "loss", "step"]] * 2
     assert all(np.isfinite(r["loss"]) and r["loss"] > 0 for r in seen)
@@ -267,7 +267,7 @@ def test_evaluation_hooks_fetching_call_the_model_fn_once(tmp_path):
 
     est = ke.Estimator(model_fn, model_dir=str(tmp_path), params={"hidden": [8]})
     est.train(input_fn(X, Y), steps=3)
-    calls.clear()
+    before = len(calls)
     losses = []
 
     class LossHook(ke.SessionRunHook):
@@ -280,7 +280,7 @@ def test_evaluation_hooks_fetching_call_the_model_fn_once(tmp_path):
     # Steps fetching for hooks run the evaluation step's own trace, as
     # tf.estimator 2.15 called the model_fn once per evaluate().
     results = est.evaluate(input_fn(X, Y, repeat=False), hooks=[LossHook()])
-    assert calls == ["eval"]
+    assert calls[before:] == ["eval"]
     assert len(losses) == len(X) // 16
     assert np.isclose(np.mean(losses), results["loss"], rtol=1e-5)
 
@@ -356,9 +356,9 @@ def test_summaries_in_control_flow_call_the_model_fn_once(tmp_path):
         np.testing.assert_array_equal(est.get_variable_value(name), plain.get_variable_value(name))
 
     # A later train() calls it no more and writes on its summary steps.
-    calls.clear()
+    before = len(calls)
     est.train(input_fn(X, Y), steps=3)
-    assert calls == []
+    assert calls[before:] == []
     assert sorted(_summaries(tmp_path / "cond", "positive_loss")) == [1, 4, 7, 8]
     assert _summaries(tmp_path / "cond", "even_step") == {4: 4.0, 8: 8.0}
 

@@ -42,6 +42,7 @@ from keras_estimator._src.engine import predict_loop as _predict_loop
 from keras_estimator._src.engine import ps_training as _ps_training
 from keras_estimator._src.engine.hook_callback import HookCallback, check_hooks
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
+from keras_estimator._src.engine.model_fn_state import ModelFnState
 from keras_estimator._src.engine.user_callbacks import UserCallbacks
 from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME, VariableStore
 from keras_estimator._src.estimator import eval_summary as _eval_summary
@@ -133,6 +134,9 @@ class Estimator:
         # `_checkpoint.identity` of the checkpoint the store holds.
         self._synced_checkpoint: tuple[Any, ...] | None = None
         self._predict_function: Any = None
+        # The Python values the model_fn read when last called (see
+        # `_forget_stale_traces`).
+        self._model_fn_state: ModelFnState | None = None
 
     # ---- properties -----------------------------------------------------------
     @property
@@ -299,11 +303,13 @@ class Estimator:
         show_progress: bool = False,
     ) -> None:
         """`train` once the model_dir is this trainer's."""
+        self._forget_stale_traces()
         model = self._get_model()
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.TRAIN)
         if self.latest_checkpoint() is None:
             self._seed()
         model.build_mode(ModeKeys.TRAIN, element_spec, getattr(dataset, "element_spec", None))
+        self._model_fn_state = ModelFnState.of(self._model_fn)
         started_from = self._sync(None, ModeKeys.TRAIN)
         _restart_random_sequences(model, ModeKeys.TRAIN)
         start = int(_checkpoint.current_value(self._store.global_step()).numpy())
@@ -516,9 +522,11 @@ class Estimator:
             _checkpoint.checkpoint_path_argument(checkpoint_path)
         )
         user_hooks, user_callbacks = _hooks_and_callbacks(hooks, callbacks)
+        self._forget_stale_traces()
         model = self._get_eval_model()
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.EVAL)
         model.build_mode(ModeKeys.EVAL, element_spec, getattr(dataset, "element_spec", None))
+        self._model_fn_state = ModelFnState.of(self._model_fn)
         evaluated_path = self._sync(checkpoint_path, ModeKeys.EVAL)
         _restart_random_sequences(model, ModeKeys.EVAL)
         multi_worker.check_same_step(
@@ -615,9 +623,11 @@ class Estimator:
             _checkpoint.checkpoint_path_argument(checkpoint_path)
         )
         user_hooks, user_callbacks = _hooks_and_callbacks(hooks, callbacks)
+        self._forget_stale_traces()
         model = self._get_model()
         dataset = self._dataset(input_fn, ModeKeys.PREDICT)
         model.build_mode(ModeKeys.PREDICT, dataset.element_spec)
+        self._model_fn_state = ModelFnState.of(self._model_fn)
         predicted_from = self._sync(checkpoint_path, ModeKeys.PREDICT)
         _restart_random_sequences(model, ModeKeys.PREDICT)
         if self._predict_function is None:
@@ -799,6 +809,28 @@ class Estimator:
             )
             model.compile(optimizer=None, jit_compile=False, steps_per_execution=1)
         return model
+
+    def _forget_stale_traces(self) -> None:
+        """Drops the traces when a Python value the model_fn read has changed.
+
+        tf.estimator 2.15 called the model_fn on every call, so a value it
+        took from Python (`LEARNING_RATE`, `FLAGS.lr`, a closure variable)
+        changed between calls took effect. The traces here outlive a call;
+        when such a value changed, the next call builds new ones, calling
+        the model_fn again. The variables stay in the store.
+        """
+        state = self._model_fn_state
+        change = state.changed() if state is not None else None
+        if change is None:
+            return
+        logger.info(
+            "Calling model_fn again: a value it reads changed since its last call (%s).",
+            change,
+        )
+        self._model = None
+        self._eval_model = None
+        self._predict_function = None
+        self._model_fn_state = None
 
     def _evaluates_alone(self) -> bool:
         """Whether evaluate() runs without the strategy, as tf.estimator 2.15's did.

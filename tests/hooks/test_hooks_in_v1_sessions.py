@@ -87,3 +87,19 @@ def test_in_estimator_train_a_tf1_saver_is_still_refused_when_training_begins(tm
     )
     with pytest.raises(ValueError, match=r"scaffold=\.\.\.\) is not supported: TF1 Savers"):
         est.train(lambda: tf.data.Dataset.from_tensors(0.0).repeat(), steps=2, hooks=[hook])
+
+
+def test_profiler_hook_in_a_monitored_session_writes_2_15s_timelines(tmp_path):
+    with tf.Graph().as_default():
+        step = tf.compat.v1.train.get_or_create_global_step()
+        increment = tf.compat.v1.assign_add(step, 1)
+        hooks = [
+            ke.ProfilerHook(save_steps=2, output_dir=str(tmp_path)),
+            ke.StopAtStepHook(last_step=7),
+        ]
+        with tf.compat.v1.train.MonitoredSession(hooks=hooks) as session:
+            while not session.should_stop():
+                session.run(increment)
+    timelines = sorted(p.name for p in tmp_path.glob("timeline-*.json"))
+    # 2.15, the same program with tf.estimator.ProfilerHook.
+    assert timelines == ["timeline-2.json", "timeline-4.json", "timeline-6.json"]

@@ -153,7 +153,7 @@ def test_an_estimator_trains_and_evaluates_from_a_dataframe(tmp_path):
         (
             lambda x: dict(x=x, target_column=3, shuffle=False),
             TypeError,
-            "target_column must be a string; got 3",
+            "target_column must be a string type; got 3",
         ),
         (
             lambda x: dict(x=x, batch_size=0, shuffle=False),
@@ -163,7 +163,7 @@ def test_an_estimator_trains_and_evaluates_from_a_dataframe(tmp_path):
         (
             lambda x: dict(x=x, num_epochs=-1, shuffle=False),
             ValueError,
-            "num_epochs must be a positive integer",
+            "num_epochs must be a non-negative integer",
         ),
         (
             lambda x: dict(x=x.rename(columns={"a": 7}), shuffle=False),

@@ -10,7 +10,19 @@ there are no labels), in the same structure, dtypes and batching as 2.15:
 * `num_epochs=None` repeats forever and every batch is full (2.15 dequeued
   exactly `batch_size` rows); with a number of epochs the last batch keeps
   whatever rows are left;
-* dict features keep their keys; a single array stays a single tensor.
+* dict features keep their keys; a single array stays a single tensor;
+* `num_epochs=0` gives no batch (2.15's queue closed at once).
+
+Called by the Estimator (which passes `config`) or eagerly by a program, the
+input_fn returns that dataset. Where 2.15's returned tensors a session reads
+batch by batch, it returns the same: called in a TF1 graph (a program's own
+`tf.Graph`, a `tf.compat.v1` session), or by another input_fn the Estimator
+calls (`features, labels = numpy_input_fn(...)()` inside it), it returns
+`(features, labels)` (features alone without `y`) read from a one-shot
+iterator of the dataset: each evaluation takes the next batch, and the end
+of the epochs raises `OutOfRangeError`, as 2.15's queue did. (Inside the
+Estimator's call such tensors are read as any input_fn's iterator is:
+`engine/v1_iterator_input.py`.)
 
 Shuffling permutes all rows afresh each epoch. 2.15's queue only approximated
 that (a random start row and a shuffle window of `queue_capacity` rows), so
@@ -29,9 +41,12 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from keras_estimator._src.tf_internals import v1_iterators
+
 # What `numpy_input_fn` returns: called by the Estimator (which passes the
-# RunConfig) or directly with no arguments.
-InputFn = Callable[..., tf.data.Dataset]
+# RunConfig) or directly with no arguments; a dataset, or in a graph the
+# tensors of its next batch.
+InputFn = Callable[..., Any]
 
 
 def numpy_input_fn(
@@ -51,8 +66,8 @@ def numpy_input_fn(
         y: Labels: a numpy array, a dict of numpy arrays, or `None` for
             features only (prediction).
         batch_size: Rows per batch, a positive integer.
-        num_epochs: Passes over the data, a positive integer, or `None` to
-            repeat forever.
+        num_epochs: Passes over the data, a non-negative integer, or `None`
+            to repeat forever.
         shuffle: Whether to shuffle the rows; must be given as a bool (True
             for training, False for evaluation and prediction).
         queue_capacity: Kept for compatibility: a positive integer, unused
@@ -62,14 +77,17 @@ def numpy_input_fn(
 
     Returns:
         An input_fn returning a `tf.data.Dataset` of `(features, labels)`, or
-        of features when `y` is None. It takes an optional `config`: when
+        of features when `y` is None; in a TF1 graph, or called by another
+        input_fn, the tensors of the next such batch, as 2.15's did
+        (`batch_tensors`). It takes an optional `config`: when
         the Estimator passes a `RunConfig` with `tf_random_seed`, shuffling
         is seeded from it (each call of the input_fn draws a new, still
         reproducible order), as the graph seed seeded 2.15's shuffle queue.
 
     Raises:
-        ValueError: `shuffle` is not a bool; `batch_size`, `num_epochs`,
-            `queue_capacity` or `num_threads` is not a positive integer; `x`
+        ValueError: `shuffle` is not a bool; `batch_size`,
+            `queue_capacity` or `num_threads` is not a positive integer,
+            or `num_epochs` a non-negative one; `x`
             or `y` is empty; arrays differ in length; `x` and `y` share a key.
         TypeError: `x` is not a dict or numpy array; a key is not a string.
 
@@ -82,7 +100,7 @@ def numpy_input_fn(
     check_shuffle(shuffle)
     check_count("batch_size", batch_size)
     if num_epochs is not None:
-        check_count("num_epochs", num_epochs, none_allowed=True)
+        check_count("num_epochs", num_epochs, none_allowed=True, zero_allowed=True)
     check_count("queue_capacity", queue_capacity)
     check_count("num_threads", num_threads)
     # Checked now so a mistake points at this call; read again in input_fn
@@ -96,10 +114,11 @@ def numpy_input_fn(
     )
     call_counter = itertools.count()
 
-    def input_fn(config: Any = None) -> tf.data.Dataset:
+    def input_fn(config: Any = None) -> Any:
         """Builds the dataset; `config` is the Estimator's RunConfig, if any."""
         seed = shuffle_seed(config, next(call_counter)) if settings.shuffle else None
-        return make_dataset(Columns.from_inputs(x, y), settings, seed)
+        dataset = make_dataset(Columns.from_inputs(x, y), settings, seed)
+        return batch_tensors(dataset) if reads_tensors(config) else dataset
 
     return input_fn
 
@@ -155,9 +174,9 @@ def _features(x: Any) -> np.ndarray | dict[str, np.ndarray]:
             )
         return _column("x", x)
     raise TypeError(
-        f"x must be a dict of numpy arrays or a numpy array; got "
-        f"{type(x).__name__}. Convert it with np.asarray, or wrap columns in a "
-        "dict keyed by feature name."
+        f"x must be a dict or array; got {type(x).__name__}. Pass a dict of "
+        "numpy arrays or one numpy array: convert it with np.asarray, or wrap "
+        "columns in a dict keyed by feature name."
     )
 
 
@@ -168,7 +187,7 @@ def _labels(
         return None
     if isinstance(y, Mapping):
         if not y:
-            raise ValueError("y cannot be an empty dict; pass None for no labels.")
+            raise ValueError("y cannot be empty dict; pass None for no labels.")
         labels = _sorted_columns("y", y)
         shared = (
             sorted(set(labels) & set(features)) if isinstance(features, dict) else []
@@ -217,22 +236,46 @@ def _shapes(structure: np.ndarray | dict[str, np.ndarray] | None) -> Any:
     return None if structure is None else structure.shape
 
 
+def reads_tensors(config: Any) -> bool:
+    """Whether an input_fn called now returns batch tensors, as 2.15's did.
+
+    Not when the Estimator calls it (it passes `config`), nor eagerly or in a
+    `tf.function` of a TF2 program: a dataset serves those. In a TF1 graph,
+    and inside another input_fn the Estimator calls (whose tf.compat.v1
+    iterators it reads element by element), tensors.
+    """
+    if config is not None:
+        return False
+    if v1_iterators.redirected():
+        return True
+    return not tf.executing_eagerly() and not tf.inside_function()
+
+
+def batch_tensors(dataset: tf.data.Dataset) -> Any:
+    """The next batch of `dataset` as graph tensors, OutOfRange at its end."""
+    return tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
+
+
 def check_shuffle(shuffle: Any) -> None:
     if not isinstance(shuffle, (bool, np.bool_)):
+        # The first words are 2.15's.
         raise ValueError(
-            f"shuffle must be provided and explicitly set as a bool; got "
+            f"shuffle must be provided and explicitly set as boolean; got "
             f"{shuffle!r}. Use shuffle=True for training and shuffle=False for "
             "evaluation and prediction."
         )
 
 
-def check_count(name: str, value: Any, none_allowed: bool = False) -> None:
+def check_count(
+    name: str, value: Any, none_allowed: bool = False, zero_allowed: bool = False
+) -> None:
     is_integer = isinstance(value, numbers.Integral) and not isinstance(
         value, (bool, np.bool_)
     )
-    if not is_integer or value < 1:
+    if not is_integer or value < (0 if zero_allowed else 1):
+        kind = "non-negative" if zero_allowed else "positive"
         also = " or None (repeat forever)" if none_allowed else ""
-        raise ValueError(f"{name} must be a positive integer{also}; got {value!r}.")
+        raise ValueError(f"{name} must be a {kind} integer{also}; got {value!r}.")
 
 
 def shuffle_seed(config: Any, call_index: int) -> int | None:

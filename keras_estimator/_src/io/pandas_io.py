@@ -19,7 +19,6 @@ import itertools
 from typing import Any
 
 import numpy as np
-import tensorflow as tf
 
 from keras_estimator._src.io import numpy_io
 
@@ -44,8 +43,8 @@ def pandas_input_fn(
             (a dict of label tensors keyed by its columns), or `None` for
             features only. Its index must equal `x`'s.
         batch_size: Rows per batch, a positive integer.
-        num_epochs: Passes over the data, a positive integer, or `None` to
-            repeat forever.
+        num_epochs: Passes over the data, a non-negative integer, or `None`
+            to repeat forever.
         shuffle: Whether to shuffle the rows; must be given as a bool (True
             for training, False for evaluation and prediction).
         queue_capacity: Kept for compatibility: a positive integer or None,
@@ -57,7 +56,9 @@ def pandas_input_fn(
 
     Returns:
         An input_fn returning a `tf.data.Dataset` of `(features, labels)`,
-        or of features when `y` is None; like `numpy_input_fn`'s, it takes an
+        or of features when `y` is None (in a TF1 graph, or called by another
+        input_fn, the tensors of the next batch, as `numpy_input_fn`'s
+        return them); like `numpy_input_fn`'s, it takes an
         optional `config` whose `tf_random_seed` seeds the shuffle.
 
     Raises:
@@ -66,20 +67,21 @@ def pandas_input_fn(
             None; `target_column` is not a string; a column name is not a
             string.
         ValueError: `shuffle` is not a bool; a count is not a positive
-            integer; `target_column` names a column of `x`; the indexes of
-            `x` and `y` differ; `x` has no rows or no columns.
+            integer (num_epochs: non-negative); `target_column` names a
+            column of `x`; the indexes of `x` and `y` differ; `x` has no
+            rows or no columns.
     """
     pd = _import_pandas()
     numpy_io.check_shuffle(shuffle)
     numpy_io.check_count("batch_size", batch_size)
     if num_epochs is not None:
-        numpy_io.check_count("num_epochs", num_epochs, none_allowed=True)
+        numpy_io.check_count("num_epochs", num_epochs, none_allowed=True, zero_allowed=True)
     if queue_capacity is not None:
         numpy_io.check_count("queue_capacity", queue_capacity)
     numpy_io.check_count("num_threads", num_threads)
     if not isinstance(target_column, str):
         raise TypeError(
-            f"target_column must be a string; got {target_column!r} of type "
+            f"target_column must be a string type; got {target_column!r} of type "
             f"{type(target_column).__name__}."
         )
     columns = _columns(pd, x, y, target_column)
@@ -91,11 +93,14 @@ def pandas_input_fn(
     )
     call_counter = itertools.count()
 
-    def input_fn(config: Any = None) -> tf.data.Dataset:
+    def input_fn(config: Any = None) -> Any:
         """Builds the dataset; `config` is the Estimator's RunConfig, if any."""
         call_index = next(call_counter)
         seed = numpy_io.shuffle_seed(config, call_index) if settings.shuffle else None
-        return numpy_io.make_dataset(columns, settings, seed)
+        dataset = numpy_io.make_dataset(columns, settings, seed)
+        if numpy_io.reads_tensors(config):
+            return numpy_io.batch_tensors(dataset)
+        return dataset
 
     return input_fn
 

@@ -31,6 +31,11 @@ _iterator_redirects = threading.local()
 _restore_iterators: list[Any] = []
 
 
+def redirected() -> bool:
+    """Whether this thread's v1 iterator constructors are redirected now."""
+    return bool(getattr(_iterator_redirects, "stack", None))
+
+
 @contextlib.contextmanager
 def redirect_v1_iterators(make_iterator: Callable[[Any], Any]) -> Iterator[None]:
     """Makes this thread's v1 iterator constructors call `make_iterator(dataset)`.

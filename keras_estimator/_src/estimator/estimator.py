@@ -10,6 +10,7 @@ holds, so repeated `predict()` calls neither retrace nor reload.
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import math
 import os
@@ -121,7 +122,9 @@ class Estimator:
         self._config = config.replace(model_dir=self._model_dir)
         apply_session_config(self._config.session_config)
         self._model_fn = model_fn
-        self._params = dict(params or {})
+        # A copy, as 2.15 took one: what the program changes in its dict
+        # afterwards (a nested list of layer sizes) does not reach the model_fn.
+        self._params = _copied(params or {})
         self._warm_start_from = as_settings(warm_start_from)
         self._warm_started = False
         self._strategy = _strategy_of(self._config)
@@ -149,7 +152,7 @@ class Estimator:
 
     @property
     def params(self) -> dict[str, Any]:
-        return dict(self._params)
+        return _copied(self._params)
 
     @property
     def model_fn(self) -> Callable[..., Any]:
@@ -1144,6 +1147,24 @@ def _resolve_model_dir(
         resolved = tempfile.mkdtemp()
         logger.warning("Using temporary folder as model directory: %s", resolved)
     return resolved
+
+
+def _copied(params: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of `params`, as tf.estimator 2.15 kept and gave them.
+
+    Values that cannot be copied (2.15 refused them) are shared.
+    """
+    try:
+        return copy.deepcopy(params)
+    except Exception:  # noqa: BLE001 - any value deepcopy cannot handle
+        return {key: _copied_value(value) for key, value in params.items()}
+
+
+def _copied_value(value: Any) -> Any:
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 - shared as given
+        return value
 
 
 class _SpecScaffold:

@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import keras_estimator as ke
+from keras_estimator.compat.estimator import tpu
 
 X = np.float32([1.0, 2.0])
 Y = np.float32([1.0, 2.0])
@@ -176,3 +177,28 @@ def test_params_are_copied_when_the_estimator_is_made(tmp_path):
     assert seen == [[0.1]]
     assert est.get_variable_value("w") == np.float32(0.5)
     assert est.params == {"rates": [0.1]}
+
+
+def test_a_tpu_estimators_model_fn_is_watched_too(tmp_path):
+    global LEARNING_RATE
+
+    def model_fn(features, labels, mode, params):
+        return linear_spec(features, labels, mode, LEARNING_RATE)
+
+    def tpu_input_fn(params):
+        return input_fn()
+
+    est = tpu.TPUEstimator(
+        model_fn=model_fn,
+        model_dir=str(tmp_path),
+        config=tpu.RunConfig(),
+        use_tpu=False,
+        train_batch_size=2,
+    )
+    try:
+        est.train(tpu_input_fn, steps=1)
+        LEARNING_RATE = 0.0
+        est.train(tpu_input_fn, steps=1)
+        assert est.get_variable_value("w") == np.float32(0.5)
+    finally:
+        LEARNING_RATE = 0.1

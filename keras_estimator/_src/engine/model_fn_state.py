@@ -132,8 +132,13 @@ class _Collector:
             for key, arg in (value.keywords or {}).items():
                 self._watch_value(f"{where} argument {key}", arg, depth)
         elif isinstance(value, types.MethodType):
-            if isinstance(value.__func__, types.FunctionType):
-                self._follow_function(value.__func__, where, depth, owner=value.__self__)
+            function = value.__func__
+            if isinstance(function, types.FunctionType) and _is_program_code(function):
+                self._follow_function(function, where, depth, owner=value.__self__)
+            else:
+                # A library's wrapper (TPUEstimator's model_fn): the program's
+                # callables it holds.
+                self._follow_held_callables(value.__self__, where, depth)
         elif isinstance(value, types.FunctionType):
             self._follow_function(value, where, depth)
         elif isinstance(value, type):
@@ -146,6 +151,13 @@ class _Collector:
             call = vars(type(value)).get("__call__")
             if isinstance(call, types.FunctionType):
                 self._follow_function(call, where, depth, owner=value)
+
+    def _follow_held_callables(self, owner: Any, where: str, depth: int) -> None:
+        for name, held in list(getattr(owner, "__dict__", {}).items()):
+            if isinstance(
+                held, (types.FunctionType, types.MethodType, functools.partial)
+            ):
+                self.follow_callable(held, f"{where} ({name})", depth + 1)
 
     def _follow_function(
         self, function: types.FunctionType, where: str, depth: int, owner: Any = None

@@ -227,3 +227,61 @@ def test_use_tpu_false_numpy_batch_size_reaches_input_fn_and_trains(tmp_path):
     estimator.train(input_fn, max_steps=2)
     assert seen and all(size == 8 for size in seen)
     assert estimator.get_variable_value("global_step") == 2
+
+
+def test_model_fn_without_params_fails_when_called_as_2_15(tmp_path):
+    # 2.15 built the estimator and raised when train() called model_fn.
+    def model_fn(features, labels, mode):
+        del features, labels, mode
+
+    estimator = tpu.TPUEstimator(
+        model_fn=model_fn,
+        config=tpu.RunConfig(model_dir=str(tmp_path)),
+        use_tpu=False,
+        train_batch_size=16,
+    )
+    with pytest.raises(ValueError, match=r"^model_fn \(.*\) does not include params"):
+        estimator.train(
+            lambda params: tf.data.Dataset.from_tensors(([1.0], [1.0])), steps=1
+        )
+
+
+@pytest.mark.parametrize(
+    "model_fn, phrase",
+    [
+        (lambda features, labels, invalid_arg: None, "has following not expected args"),
+        (lambda labels, mode, params: None, "must include features argument"),
+    ],
+    ids=["unexpected_arg", "no_features"],
+)
+def test_model_fn_arguments_checked_when_built_as_2_15(tmp_path, model_fn, phrase):
+    with pytest.raises(ValueError, match=rf"^model_fn \(.*\) {phrase}"):
+        tpu.TPUEstimator(
+            model_fn=model_fn,
+            config=tpu.RunConfig(model_dir=str(tmp_path)),
+            use_tpu=False,
+            train_batch_size=16,
+        )
+
+
+class _HookOfItsOwn:
+    """A hook not derived from this package's SessionRunHook (as TensorFlow's)."""
+
+    def begin(self):
+        pass
+
+    def before_run(self, run_context):
+        return None
+
+    def after_run(self, run_context, run_values):
+        pass
+
+
+def test_spec_takes_hooks_of_other_session_run_hook_classes():
+    # 2.15's tpu_estimator_test passes hooks derived from TensorFlow's
+    # SessionRunHook as prediction_hooks and training_hooks.
+    hook = _HookOfItsOwn()
+    spec = tpu.TPUEstimatorSpec(
+        "infer", predictions={"x": tf.constant([1.0])}, prediction_hooks=[hook]
+    )
+    assert spec.prediction_hooks == (hook,)

@@ -226,10 +226,6 @@ def test_use_tpu_without_a_tpu_fails_clearly(tmp_path):
             "eval_batch_size must be positive, got 0",
         ),
         (
-            dict(model_fn=lambda features, labels, mode: None),
-            "does not include params argument",
-        ),
-        (
             dict(embedding_config_spec=tpu.experimental.EmbeddingConfigSpec()),
             "embedding_config_spec is not supported",
         ),

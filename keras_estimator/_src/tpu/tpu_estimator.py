@@ -130,13 +130,9 @@ class TPUEstimator(Estimator):
                 f"export_saved_model_api_version should be 1 or 2; got "
                 f"{export_saved_model_api_version!r}."
             )
-        if model_fn is None or "params" not in fn_args.fn_args(model_fn):
-            raise ValueError(
-                f"model_fn ({model_fn!r}) does not include params argument, "
-                "required by TPUEstimator to pass batch size as "
-                "params['batch_size']: add `params` to its parameters."
-            )
-        self._user_model_fn = model_fn
+        _check_model_fn_args(model_fn)
+        assert model_fn is not None  # _check_model_fn_args raised otherwise
+        self._user_model_fn: Callable[..., Any] = model_fn
         self._use_tpu = bool(use_tpu)
         self._batch_sizes = {
             ModeKeys.TRAIN: train_batch_size,
@@ -163,6 +159,13 @@ class TPUEstimator(Estimator):
         self, features: Any, labels: Any, mode: str, config: Any, params: Any
     ) -> Any:
         """Calls the user's model_fn with TPUEstimator's params; see the module."""
+        if "params" not in fn_args.fn_args(self._user_model_fn):
+            # Where 2.15 raised it: when model_fn is called, not when built.
+            raise ValueError(
+                f"model_fn ({self._user_model_fn!r}) does not include params "
+                "argument, required by TPUEstimator to pass batch size as "
+                "params['batch_size']: add `params` to its parameters."
+            )
         params = dict(params)
         if not self._exporting:
             batch_size = self._replica_batch_size(mode)
@@ -248,6 +251,21 @@ class TPUEstimator(Estimator):
     def experimental_export_all_saved_models(self, *args: Any, **kwargs: Any) -> bytes:
         with self._export_mode():
             return super().experimental_export_all_saved_models(*args, **kwargs)
+
+
+def _check_model_fn_args(model_fn: Any) -> None:
+    """2.15's check of model_fn's parameters, made when the estimator is built."""
+    if model_fn is None or not callable(model_fn):
+        fn_args.validate_model_fn(model_fn)  # the Estimator's error for these
+    names = fn_args.fn_args(model_fn)
+    unexpected = [name for name in names if name not in fn_args.MODEL_FN_ARGS]
+    if unexpected:
+        raise ValueError(
+            f"model_fn ({model_fn!r}) has following not expected args: "
+            f"{unexpected}. It may take only {list(fn_args.MODEL_FN_ARGS)}."
+        )
+    if "features" not in names:
+        raise ValueError(f"model_fn ({model_fn!r}) must include features argument.")
 
 
 def _check_batch_sizes(use_tpu: bool, train: Any, eval_: Any, predict: Any) -> None:

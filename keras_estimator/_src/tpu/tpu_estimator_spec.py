@@ -88,7 +88,7 @@ class TPUEstimatorSpec(
         }
         for field, values in hooks.items():
             for hook in values:
-                if not isinstance(hook, SessionRunHook):
+                if not _is_hook(hook):
                     raise TypeError(
                         f"All hooks must be SessionRunHook instances; {field} holds "
                         f"{hook!r}."
@@ -163,6 +163,14 @@ def call_host_fn(fn: Callable[..., Any], tensors: Any) -> Any:
     if isinstance(tensors, Mapping):
         return fn(**tensors)
     return fn(*tensors)
+
+
+def _is_hook(value: Any) -> bool:
+    """A SessionRunHook: ours, TensorFlow's, or any object with its run methods."""
+    return isinstance(value, SessionRunHook) or (
+        callable(getattr(value, "before_run", None))
+        and callable(getattr(value, "after_run", None))
+    )
 
 
 class HostCallHook(SessionRunHook):

@@ -569,6 +569,10 @@ class Estimator:
             )
         if ran and whole is None:
             logs = {**logs, **model.final_metric_values(element_spec)}
+        elif not ran:
+            # As 2.15's evaluation of no batch: each metric as initialized
+            # (0 for means and accuracies), the loss's mean 0.
+            logs = {"loss": 0.0, **logs, **model.final_metric_values(element_spec)}
         # numpy values of each tensor's dtype, as 2.15's session run gave them.
         specs = model.logs_specs.get(ModeKeys.EVAL, {})
         results = {key: _eval_summary.as_result(value, specs.get(key)) for key, value in logs.items()}

@@ -92,8 +92,16 @@ def test_the_state_matters_fresh_slots_train_elsewhere(tmp_path):
 @pytest.mark.parametrize(
     ("name", "keys", "alias"),
     [
-        ("adam/sequential_dense_kernel_momentum", ["Adam/sequential/dense/kernel/m"], 0),
-        ("adam/sequential_dense_kernel_velocity", ["Adam/sequential/dense/kernel/v"], 0),
+        (
+            "adam/sequential_dense_kernel_momentum",
+            ["Adam/sequential/dense/kernel/m"],
+            0,
+        ),
+        (
+            "adam/sequential_dense_kernel_velocity",
+            ["Adam/sequential/dense/kernel/v"],
+            0,
+        ),
         ("rm_sprop/d_1_kernel_velocity", ["RMSprop/d_1/kernel/rms"], 0),
         ("sgd/dense_bias_momentum", ["SGD/dense/bias/momentum"], 0),
         ("adam_1/dense_bias_momentum", ["Adam/dense/bias/m", "Adam_1/dense/bias/m"], 1),
@@ -126,4 +134,20 @@ def test_an_optimizer_without_its_own_step_count_counted_in_the_global_step():
     assert keras2_optimizer_names.aliases(missing, [*keys, "Adam/iter"]) == {
         "adam/iteration": "Adam/iter",
         "adam/dense_kernel_momentum": "training/Adam/dense/kernel/m",
+    }
+
+
+def test_a_slot_keras_3_names_under_its_model_takes_the_most_specific_name():
+    # tf.keras 2 saved a Sequential's slots without the model's name.
+    keys = ["training/Adam/dense/kernel/m", "training/Adam/outer_dense/kernel/m"]
+    found = keras2_optimizer_names.aliases(
+        [
+            "adam/sequential_dense_kernel_momentum",
+            "adam/model_outer_dense_kernel_momentum",
+        ],
+        keys,
+    )
+    assert found == {
+        "adam/sequential_dense_kernel_momentum": "training/Adam/dense/kernel/m",
+        "adam/model_outer_dense_kernel_momentum": "training/Adam/outer_dense/kernel/m",
     }

@@ -1,8 +1,9 @@
 """A model_dir tf.estimator 2.15's `model_to_estimator` wrote resumes here.
 
 The fixture (tests/fixtures/make_tf215_model_to_estimator_dirs_fixture.py)
-holds, per `checkpoint_format`, the model_dir 2.15 trained for 5 steps with
-Adam, the predictions from it, and the weights and predictions 2.15 reached
+holds, per case (a functional model in each `checkpoint_format`, a Sequential
+of auto-named layers in the default one), the model_dir 2.15 trained for 5
+steps with Adam, the predictions from it, and the weights and predictions 2.15 reached
 after 3 more steps. The same Keras model here must predict the same from the
 model_dir and, resuming it, reach the same weights: only if the Adam slots
 and the optimizer's step count (2.15 counted it in the global step) are read
@@ -22,43 +23,69 @@ import tensorflow as tf
 
 import keras_estimator as ke
 
-FIXTURE = pathlib.Path(__file__).parent.parent / "fixtures" / "tf215_model_to_estimator_dirs"
+FIXTURE = (
+    pathlib.Path(__file__).parent.parent / "fixtures" / "tf215_model_to_estimator_dirs"
+)
 FEATURES = np.float32([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
 LABELS = np.float32([[1.0], [2.0], [3.0], [4.0]])
 MORE_STEPS = 3
 
 
-def make_model():
-    inputs = keras.Input(shape=(2,), name="x")
-    hidden = keras.layers.Dense(3, activation="tanh", name="hidden")(inputs)
-    outputs = keras.layers.Dense(1, name="out")(hidden)
-    model = keras.Model(inputs, outputs)
+# case -> (checkpoint_format, Sequential of auto-named layers?)
+CASES = {
+    "checkpoint": ("checkpoint", False),
+    "saver": ("saver", False),
+    "sequential_checkpoint": ("checkpoint", True),
+}
+
+
+def make_model(sequential=False):
+    if sequential:
+        model = keras.Sequential(
+            [
+                keras.Input(shape=(2,)),
+                keras.layers.Dense(3, activation="tanh", name="dense"),
+                keras.layers.Dense(1, name="dense_1"),
+            ]
+        )
+    else:
+        inputs = keras.Input(shape=(2,), name="x")
+        hidden = keras.layers.Dense(3, activation="tanh", name="hidden")(inputs)
+        outputs = keras.layers.Dense(1, name="out")(hidden)
+        model = keras.Model(inputs, outputs)
     model.compile(keras.optimizers.Adam(0.1), "mse")
     return model
 
 
 def input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": FEATURES}, LABELS)).batch(4).repeat()
+    return (
+        tf.data.Dataset.from_tensor_slices(({"x": FEATURES}, LABELS)).batch(4).repeat()
+    )
 
 
 def predictions(estimator):
-    predict_input_fn = lambda: tf.data.Dataset.from_tensor_slices({"x": FEATURES}).batch(4)  # noqa: E731
-    return np.array([p["out"] for p in estimator.predict(predict_input_fn)])
+    predict_input_fn = lambda: tf.data.Dataset.from_tensor_slices(
+        {"x": FEATURES}
+    ).batch(4)  # noqa: E731
+    return np.array([list(p.values())[0] for p in estimator.predict(predict_input_fn)])
 
 
-def estimator_on_copy(tmp_path, checkpoint_format):
+def estimator_on_copy(tmp_path, case):
+    checkpoint_format, sequential = CASES[case]
     model_dir = tmp_path / "model_dir"
-    shutil.copytree(FIXTURE / checkpoint_format / "model_dir", model_dir)
-    expected = json.loads((FIXTURE / checkpoint_format / "expected.json").read_text())
+    shutil.copytree(FIXTURE / case / "model_dir", model_dir)
+    expected = json.loads((FIXTURE / case / "expected.json").read_text())
     estimator = ke.model_to_estimator(
-        make_model(), model_dir=str(model_dir), checkpoint_format=checkpoint_format
+        make_model(sequential),
+        model_dir=str(model_dir),
+        checkpoint_format=checkpoint_format,
     )
     return estimator, expected
 
 
-@pytest.mark.parametrize("checkpoint_format", ["checkpoint", "saver"])
-def test_a_2_15_model_dir_predicts_and_resumes_with_its_adam_state(tmp_path, checkpoint_format):
-    estimator, expected = estimator_on_copy(tmp_path, checkpoint_format)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_2_15_model_dir_predicts_and_resumes_with_its_adam_state(tmp_path, case):
+    estimator, expected = estimator_on_copy(tmp_path, case)
     np.testing.assert_allclose(
         predictions(estimator), expected["predictions_before"], rtol=1e-6, atol=1e-6
     )
@@ -66,7 +93,11 @@ def test_a_2_15_model_dir_predicts_and_resumes_with_its_adam_state(tmp_path, che
     assert estimator.get_variable_value("global_step") == expected["global_step_after"]
     for name, value in expected["weights_after"].items():
         np.testing.assert_allclose(
-            estimator.get_variable_value(name), value, rtol=2e-5, atol=1e-6, err_msg=name
+            estimator.get_variable_value(name),
+            value,
+            rtol=2e-5,
+            atol=1e-6,
+            err_msg=name,
         )
     np.testing.assert_allclose(
         predictions(estimator), expected["predictions_after"], rtol=2e-5, atol=1e-6
@@ -86,4 +117,7 @@ def test_the_comparison_tells_restored_slots_from_fresh_ones(tmp_path):
     )
     estimator.train(input_fn, steps=MORE_STEPS)
     kernel = estimator.get_variable_value("hidden/kernel")
-    assert np.abs(kernel - np.asarray(expected["weights_after"]["hidden/kernel"])).max() > 1e-3
+    assert (
+        np.abs(kernel - np.asarray(expected["weights_after"]["hidden/kernel"])).max()
+        > 1e-3
+    )

@@ -58,6 +58,19 @@ def aliases(missing: Iterable[str], keys: Iterable[str]) -> dict[str, str]:
     found = {}
     for name in missing:
         candidates = [key for key in keys if _same_variable(name, key)]
+        if not candidates:
+            # A slot of a variable Keras 3 names under its model
+            # (`sequential/dense/kernel`) and tf.keras 2 saved without it
+            # (`dense/kernel`): the longest, most specific, such name.
+            nested = sorted(
+                (key for key in keys if _same_variable(name, key, nested=True)),
+                key=len,
+                reverse=True,
+            )
+            if len(nested) == 1 or (
+                len(nested) > 1 and len(nested[0]) > len(nested[1])
+            ):
+                candidates = nested[:1]
         if len(candidates) == 1:
             found[name] = candidates[0]
     for name in missing:
@@ -74,7 +87,7 @@ def aliases(missing: Iterable[str], keys: Iterable[str]) -> dict[str, str]:
     return found
 
 
-def _same_variable(name: str, key: str) -> bool:
+def _same_variable(name: str, key: str, nested: bool = False) -> bool:
     optimizer, _, rest = name.partition("/")
     owner, _, tail = key.removeprefix("training/").partition("/")
     if not rest or not tail or _plain(owner) != _plain(optimizer):
@@ -86,7 +99,12 @@ def _same_variable(name: str, key: str) -> bool:
         return False
     flat = variable.replace("/", "_")
     return any(
-        slot in names and rest == f"{flat}_{keras3_slot}"
+        slot in names
+        and (
+            rest.endswith(f"_{flat}_{keras3_slot}")
+            if nested
+            else rest == f"{flat}_{keras3_slot}"
+        )
         for keras3_slot, names in _SLOTS.items()
     )
 

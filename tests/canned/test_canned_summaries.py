@@ -5,6 +5,12 @@ From 2.15's step-0 checkpoint, two steps with `save_summary_steps=1` write
 by `make_tf215_canned_summaries_fixture.py`), with 2.15's values: layer
 activations and their share of zeros, the linear bias and share of zero
 weights, and the loss; the tf.compat.v1 classes also `average_loss`.
+
+The `mirrored_*` cases train under a MirroredStrategy of two CPUs, each
+replica on its own batch of 8, as 2.15 did: the `loss` summary is the first
+replica's (the head's, as 2.15's heads wrote it), and the tf.compat.v1
+classes' summed loss is not divided by the replica count, so they reach
+2.15's variables.
 """
 
 from __future__ import annotations
@@ -35,6 +41,12 @@ V1_CASES = [
     "v1_combined_regressor",
     "v1_baseline_classifier3",
 ]
+MIRRORED_CASES = [
+    "mirrored_linear_regressor",
+    "mirrored_linear_classifier3",
+    "mirrored_v1_linear_classifier3",
+    "mirrored_v1_linear_regressor",
+]
 
 
 def _fixture(case: str) -> dict:
@@ -42,12 +54,21 @@ def _fixture(case: str) -> dict:
         return json.load(f)
 
 
-def _train_from_tf215_start(case: str, tmp_path) -> dict[int, dict[str, object]]:
+def _train_from_tf215_start(
+    case: str, tmp_path, variables: dict | None = None
+) -> dict[int, dict[str, object]]:
     fixture = _fixture(case)
     model_dir = str(tmp_path / case)
-    shutil.copytree(os.path.join(FIXTURES, case, "model_dir"), model_dir)
-    with open(os.path.join(model_dir, "checkpoint"), "w") as f:
-        f.write('model_checkpoint_path: "model.ckpt-0"\n')
+    if case.startswith("mirrored_v1_"):
+        # 2.15 named the v1 optimizers' slots otherwise under a strategy
+        # (`linear/linear/linear_model/x/weights/Ftrl`, not `.../part_0/Ftrl`);
+        # its step 0 is the linear model's zeros and Ftrl's initial slots,
+        # which a new model_dir starts from too.
+        os.makedirs(model_dir)
+    else:
+        shutil.copytree(os.path.join(FIXTURES, case, "model_dir"), model_dir)
+        with open(os.path.join(model_dir, "checkpoint"), "w") as f:
+            f.write('model_checkpoint_path: "model.ckpt-0"\n')
     module = ke if fixture["api"] == "v2" else ke_v1
     columns = [tf.feature_column.numeric_column("x", [2])]
     kwargs = dict(fixture["kwargs"])
@@ -61,8 +82,15 @@ def _train_from_tf215_start(case: str, tmp_path) -> dict[int, dict[str, object]]
         kwargs.update(linear_feature_columns=columns, dnn_feature_columns=columns)
     else:
         kwargs.update(feature_columns=columns)
+    strategy = None
+    if case.startswith("mirrored_"):
+        strategy = tf.distribute.MirroredStrategy(
+            ["/cpu:0", "/cpu:1"], cross_device_ops=tf.distribute.ReductionToOneDevice()
+        )
     estimator = getattr(module, fixture["class"])(
-        model_dir=model_dir, config=ke.RunConfig(save_summary_steps=1), **kwargs
+        model_dir=model_dir,
+        config=ke.RunConfig(save_summary_steps=1, train_distribute=strategy),
+        **kwargs,
     )
     label = LABELS[fixture["labels"]]
 
@@ -70,6 +98,10 @@ def _train_from_tf215_start(case: str, tmp_path) -> dict[int, dict[str, object]]
         return tf.data.Dataset.from_tensor_slices(({"x": X}, label)).repeat().batch(8)
 
     estimator.train(input_fn, steps=2)
+    if variables is not None:
+        variables.update(
+            {name: estimator.get_variable_value(name) for name in fixture.get("variables", {})}
+        )
     written: dict[int, dict[str, object]] = {}
     for path in sorted(glob.glob(os.path.join(model_dir, "events.out.tfevents.*"))):
         for event in tf.compat.v1.train.summary_iterator(path):
@@ -103,3 +135,18 @@ def test_training_summaries_match_tf215(case, tmp_path):
         assert sorted(written[int(step)]) == sorted(values), step
         for tag, value in values.items():
             _check_value(tag, value, written[int(step)][tag])
+
+
+@pytest.mark.parametrize("case", MIRRORED_CASES)
+def test_training_summaries_and_weights_under_a_mirrored_strategy_match_tf215(case, tmp_path):
+    variables: dict = {}
+    written = _train_from_tf215_start(case, tmp_path, variables)
+    fixture = _fixture(case)
+    assert sorted(written) == sorted(int(step) for step in fixture["summaries"])
+    for step, values in fixture["summaries"].items():
+        assert sorted(written[int(step)]) == sorted(values), step
+        for tag, value in values.items():
+            _check_value(tag, value, written[int(step)][tag])
+    assert fixture["variables"]
+    for name, value in fixture["variables"].items():
+        np.testing.assert_allclose(variables[name], value, rtol=1e-6, atol=1e-7, err_msg=name)

@@ -28,7 +28,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.tf_internals import v1_optimizer_settings
+from keras_estimator._src.tf_internals import distribute, v1_optimizer_settings
 
 # Names 2.15's v1 estimators accepted, and the optimizer each made.
 NAMES = {
@@ -220,8 +220,12 @@ class V1Optimizer:
         replicas = 1 if context is None else context.num_replicas_in_sync
         if replicas > 1:
             # As tf.compat.v1.train.Optimizer under tf.estimator: each replica's
-            # loss is its share, and the replicas' gradients are summed.
-            loss = loss / replicas
+            # loss of a mean is its share, and the replicas' gradients are
+            # summed; a summed loss (the v1 heads' default) is not divided.
+            scaled = tf.compat.v1.distribute.get_loss_reduction() == tf.distribute.ReduceOp.MEAN
+            distribute.mark_loss_scaled_by_optimizer(scaled)
+            if scaled:
+                loss = loss / replicas
         params = list(variables)
         gradients = tf.compat.v1.gradients(loss, params)
         pairs = [(g, v) for g, v in zip(gradients, params, strict=True) if g is not None]

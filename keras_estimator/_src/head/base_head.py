@@ -230,11 +230,13 @@ def loss_summaries(
     """2.15's training summaries of a head's loss (`head.training_summaries`).
 
     A named head's loss is tagged `loss/<name>` (the Estimator still writes
-    the spec's loss as `loss`; an unnamed head's is that one), and given
+    the spec's loss as `loss`), an unnamed head's `loss`, and given
     regularization losses their sum is `regularization_loss[/<name>]`.
     """
     if name:
         training_summaries.scalar(f"loss/{name}", loss)
+    else:
+        training_summaries.loss(loss)
     if regularization_losses:
         key = f"regularization_loss/{name}" if name else "regularization_loss"
         training_summaries.scalar(

@@ -20,6 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_estimator._src.base.fn_args import fn_args
+from keras_estimator._src.tf_internals import distribute
 
 _NUMERIC_COLUMNS = ("NumericColumn", "_NumericColumn")
 _LOSS_FN_ARGS = ("labels", "logits", "features", "loss_reduction")
@@ -334,7 +335,11 @@ def weighted_loss(unreduced: tf.Tensor, weights: Any, loss_reduction: str) -> tf
 
     "sum" sums; "sum_over_batch_size" divides by the number of weighted
     elements, as tf.estimator 2.15 (tf.keras 2's compute_weighted_loss) did.
+    Like that function, it records the reduction on the graph: under a
+    MirroredStrategy, a v1 optimizer then divides a mean's loss by the
+    replica count and leaves a sum's whole (`tf_internals.distribute`).
     """
+    distribute.record_loss_reduction(loss_reduction)
     weighted = tf.cast(unreduced, tf.float32) * weights
     total = tf.reduce_sum(weighted)
     if loss_reduction == "sum":

@@ -14,7 +14,10 @@ The `tf.compat.v1.estimator` classes put these under one more scope
 (`dnn/dnn/...`, `linear/bias`, `linear/linear/...`), as 2.15's v1 classes did,
 and add `average_loss` for a summed loss. A head adds `loss/<name>` when
 named (each of a MultiHead's heads too) and `regularization_loss[/<name>]`
-when given regularization losses; the Estimator writes `loss`.
+when given regularization losses. An unnamed head (and a MultiHead) writes
+`loss` itself, as 2.15's did, so the Estimator adds none: under a
+MirroredStrategy that is the first replica's loss, not the replicas'
+losses reduced; the Estimator writes `loss` beside a named head's.
 """
 
 from __future__ import annotations
@@ -54,6 +57,19 @@ def scalar(tag: str, value: Any) -> None:
     if _first(tag):
         value = tf.cast(tf.reshape(value, []), tf.float32)
         _collect(tf.raw_ops.ScalarSummary(tags=tag, values=value))
+
+
+def loss(value: Any) -> None:
+    """The training loss, tagged `loss`, as 2.15's unnamed heads summarized it.
+
+    Made as the TF1 summary op `loss` that the Estimator looks for before
+    adding its own (`engine.summaries.collect_loss`); TF1's summary
+    functions leave it out on replicas other than the first, as in 2.15.
+    """
+    if tf.executing_eagerly():
+        return
+    with tf.compat.v1.name_scope(""):
+        tf.compat.v1.summary.scalar("loss", value)
 
 
 def histogram(tag: str, values: Any) -> None:

@@ -3,7 +3,7 @@
 Checked on TensorFlow 2.21.
 
 Private symbols touched: `StrategyBase._scale_loss_for_estimator_enabled`,
-a graph's `_is_loss_scaled_by_optimizer`,
+a graph's `_is_loss_scaled_by_optimizer` and `_last_loss_reduction`,
 the eager context's `_context_handle`, `coordination_service` and
 `configure_coordination_service`, the `coordination_config_pb2` protos
 (`CoordinatedJob`, `CoordinationServiceConfig.cluster_register_with_barrier`)
@@ -20,6 +20,7 @@ TOUCHES = (
     "tensorflow.python.distribute.distribute_lib"
     ":StrategyBase._scale_loss_for_estimator_enabled",
     "tensorflow.python.framework.ops:Graph()._is_loss_scaled_by_optimizer",
+    "tensorflow.python.framework.ops:Graph()._last_loss_reduction",
     "tensorflow.python.eager.context:context",
     "tensorflow.python.eager.context:Context()._context_handle",
     "tensorflow.python.eager.context:Context.coordination_service",
@@ -55,6 +56,34 @@ def loss_scaled_by_optimizer(graph: Any) -> bool:
     loss reduction (a mean over replicas), and summed it otherwise.
     """
     return bool(getattr(graph, "_is_loss_scaled_by_optimizer", False))
+
+
+def record_loss_reduction(reduction: str) -> None:
+    """Records on the default graph how a loss was reduced, as TF1's losses did.
+
+    Checked on TensorFlow 2.21. `tf.compat.v1.losses.compute_weighted_loss`
+    (and tf.keras 2's, which tf.estimator 2.15's heads called) wrote its
+    reduction to the graph's private `_last_loss_reduction`;
+    `tf.compat.v1.distribute.get_loss_reduction()` reads it while
+    `estimator_loss_scaling` is active: a summed loss ("sum", or v1's
+    "weighted_sum") gives `ReduceOp.SUM`, so v1 optimizers do not divide it
+    by the replica count; any other reduction gives `MEAN`, and they do.
+    """
+    import tensorflow as tf
+
+    tf.compat.v1.get_default_graph()._last_loss_reduction = reduction
+
+
+def mark_loss_scaled_by_optimizer(scaled: bool) -> None:
+    """Marks the default graph as a v1 optimizer's `compute_gradients` did.
+
+    Checked on TensorFlow 2.21: it sets the graph's private
+    `_is_loss_scaled_by_optimizer` to whether it divided the loss by the
+    replica count, which `reported_loss_reduction` reads.
+    """
+    import tensorflow as tf
+
+    tf.compat.v1.get_default_graph()._is_loss_scaled_by_optimizer = scaled
 
 
 def reported_loss_reduction(graph: Any) -> Any:

@@ -64,9 +64,9 @@ def input_fn():
 
 
 def predictions(estimator):
-    predict_input_fn = lambda: tf.data.Dataset.from_tensor_slices(
-        {"x": FEATURES}
-    ).batch(4)  # noqa: E731
+    def predict_input_fn():
+        return tf.data.Dataset.from_tensor_slices({"x": FEATURES}).batch(4)
+
     return np.array([list(p.values())[0] for p in estimator.predict(predict_input_fn)])
 
 

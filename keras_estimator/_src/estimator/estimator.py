@@ -57,7 +57,7 @@ from keras_estimator._src.hooks.basic_hooks import (
 from keras_estimator._src.hooks.checkpoint_hooks import CheckpointSaverHook
 from keras_estimator._src.hooks.hook_variables import HookVariables
 from keras_estimator._src.hooks.summary_saver_hook import SummarySaverHook
-from keras_estimator._src.tf_internals import collective_keys
+from keras_estimator._src.tf_internals import collective_keys, distribute
 
 logger = logging.getLogger("keras_estimator")
 
@@ -127,7 +127,7 @@ class Estimator:
         self._params = _copied(params or {})
         self._warm_start_from = as_settings(warm_start_from)
         self._warm_started = False
-        self._strategy = _strategy_of(self._config)
+        self._strategy = distribute.as_tf2_mirrored(_strategy_of(self._config))
         # Two MirroredStrategy objects share collective keys; see the module.
         collective_keys.own_keys(self._strategy)
         self._store = VariableStore(self._strategy)

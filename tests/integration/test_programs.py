@@ -357,6 +357,38 @@ def check_migrate_checkpoint_saver_one_eval_event_file(r):
     assert r["eval_event_files"] == 1
 
 
+def check_estimator_guide_export_and_mirrored(r):
+    # The classifier: 800 examples in batches of 16, no steps given: 50 steps.
+    assert r["classifier_global_step"] == 50
+    assert r["prediction_keys"] == [
+        "all_class_ids", "all_classes", "class_ids", "classes", "logistic",
+        "logits", "probabilities",
+    ]
+    # Unseeded shuffle: 2.15 over 4 runs gave P(1 | 1.5) 0.566 to 0.578 and
+    # P(1 | 3.5) 0.206 to 0.228 (with shuffle(64, seed=1) both give 0.56757
+    # and 0.21731); labels are 1 below 2.5 and 0 above.
+    assert r["class_ids"] == [1, 0]
+    assert 0.5 < r["probability_of_1_at_1_5"] < 0.7
+    assert 0.1 < r["probability_of_1_at_3_5"] < 0.35
+    # The MirroredStrategy regressor from a zero weight: deterministic, 2.15's
+    # figures in every run.
+    assert r["regressor_global_step"] == 10
+    assert r["regressor_weight"] == pytest.approx(0.49999994, abs=1e-7)
+    assert r["regressor_loss"] == pytest.approx(1.4210855e-14, abs=1e-15)
+    assert r["regressor_average_loss"] == pytest.approx(1.4210855e-14, abs=1e-15)
+
+
+def check_multi_worker_with_estimator(r):
+    # TrainSpec without max_steps over one epoch of 1500 images in batches of
+    # 64: 24 steps, then the final evaluation, as in 2.15.
+    assert r["global_step"] == 24
+    assert r["latest_checkpoint"] == "model.ckpt-24"
+    assert r["eval_event_files"] == 1
+    # 24 steps of gradient descent at 1e-4: just under chance's ln(10) = 2.303;
+    # 2.15 (unseeded initial weights) 2.1395.
+    assert 1.9 < r["eval_loss"] < 2.3
+
+
 CASES = [
     pytest.param("migration_guide_model_fn.py", check_migration_guide_model_fn),
     pytest.param(
@@ -399,6 +431,10 @@ CASES = [
         marks=pytest.mark.slow,
     ),
     pytest.param("migrate_checkpoint_saver.py", check_migrate_checkpoint_saver),
+    pytest.param(
+        "estimator_guide_export_and_mirrored.py", check_estimator_guide_export_and_mirrored
+    ),
+    pytest.param("multi_worker_with_estimator.py", check_multi_worker_with_estimator),
     pytest.param(
         "migrate_checkpoint_saver.py",
         check_migrate_checkpoint_saver_one_eval_event_file,

@@ -291,7 +291,7 @@ class _Clustering:
         sums = tf.math.unsorted_segment_sum(points, position, num_ids)
         # Centre x with n points so far and m new points d_i moves by
         # (sum(d_i) - m x) / (n + m): the running mean, 2.15's documented rule.
-        # 2.15's own runs raced here: TF1 sometimes read the counts after
+        # 2.15's own runs raced here: TF1 mostly read the counts after
         # adding the batch's m to them, dividing by n + 2m instead.
         denominator = tf.cast(old_counts + new_counts, tf.float32)[:, tf.newaxis]
         weighted = tf.cast(new_counts, tf.float32)[:, tf.newaxis] * old_centres

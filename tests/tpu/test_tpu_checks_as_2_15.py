@@ -6,12 +6,15 @@ returned or raised for the same call; its own tests (tpu/tpu_config_test.py,
 tpu/tpu_estimator_test.py) match the same phrases.
 """
 
+import collections
 import json
+import types
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+import keras_estimator as ke
 from keras_estimator.compat.estimator import tpu
 
 
@@ -285,3 +288,134 @@ def test_spec_takes_hooks_of_other_session_run_hook_classes():
         "infer", predictions={"x": tf.constant([1.0])}, prediction_hooks=[hook]
     )
     assert spec.prediction_hooks == (hook,)
+
+
+_OtherTPUConfig = collections.namedtuple("Other", tpu.TPUConfig._fields)
+
+
+def _linear_model_fn(features, labels, mode, params):
+    weight = tf.Variable(0.0)
+    loss = tf.reduce_mean((weight * features["x"] - labels) ** 2)
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+        loss, global_step=tf.compat.v1.train.get_or_create_global_step()
+    )
+    return tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def _linear_input_fn(params):
+    data = tf.data.Dataset.from_tensors(({"x": [1.0, 2.0, 3.0]}, [1.0, 1.0, 1.0]))
+    return data.repeat()
+
+
+@pytest.mark.parametrize(
+    "tpu_config, kept",
+    [(_OtherTPUConfig(*tpu.TPUConfig()), True), ({}, False)],
+    ids=["its_fields_in_another_class", "empty_dict"],
+)
+def test_run_config_takes_any_tpu_config_and_trains_as_2_15(tmp_path, tpu_config, kept):
+    # 2.15 kept any tpu_config as given (`tpu_config or TPUConfig()`), and a
+    # TPUEstimator made with another class holding TPUConfig's fields
+    # trained (global_step 2 after max_steps=2); an empty dict was replaced
+    # by TPUConfig().
+    config = tpu.RunConfig(tpu_config=tpu_config, model_dir=str(tmp_path))
+    if kept:
+        assert config.tpu_config is tpu_config
+    else:
+        assert type(config.tpu_config) is tpu.TPUConfig
+    estimator = tpu.TPUEstimator(
+        model_fn=_linear_model_fn, config=config, use_tpu=False, train_batch_size=4
+    )
+    estimator.train(_linear_input_fn, max_steps=2)
+    assert estimator.get_variable_value("global_step") == 2
+
+
+@pytest.mark.parametrize(
+    "tpu_config, error, phrase",
+    [
+        # 2.15: AttributeError "'types.SimpleNamespace' object has no
+        # attribute 'num_shards'" (2.15 named the class with its module).
+        (
+            types.SimpleNamespace(iterations_per_loop=3),
+            AttributeError,
+            "'SimpleNamespace' object has no attribute 'num_shards'",
+        ),
+        (
+            "abc",
+            AttributeError,
+            "'str' object has no attribute 'iterations_per_loop'",
+        ),
+        # 2.15: ValueError "Invalid TPUConfig `iterations_per_loop` value. ..."
+        (
+            types.SimpleNamespace(iterations_per_loop=0),
+            ValueError,
+            "Invalid TPUConfig `iterations_per_loop` value",
+        ),
+    ],
+    ids=["no_num_shards", "a_string", "bad_iterations"],
+)
+def test_tpu_estimator_reads_the_tpu_config_when_made_as_2_15(
+    tmp_path, tpu_config, error, phrase
+):
+    # tpu.RunConfig took these; 2.15's TPUEstimator failed when made, reading
+    # iterations_per_loop, then num_shards.
+    config = tpu.RunConfig(tpu_config=tpu_config, model_dir=str(tmp_path))
+    assert config.tpu_config is tpu_config
+    with pytest.raises(error) as raised:
+        tpu.TPUEstimator(model_fn=_model_fn, config=config, use_tpu=False)
+    assert str(raised.value).startswith(phrase), str(raised.value)
+
+
+_DistributeConfig = collections.namedtuple(
+    "DistributeConfig", ["train_distribute", "eval_distribute", "remote_cluster"]
+)
+_REMOTE = {"chief": ["127.0.0.1:1"]}
+
+
+@pytest.mark.parametrize("run_config", [ke.RunConfig, tpu.RunConfig], ids=["base", "tpu"])
+@pytest.mark.parametrize("through", ["argument", "experimental_distribute"])
+def test_remote_cluster_to_train_on_is_refused(run_config, through, monkeypatch):
+    # 2.15 made such a config's cluster_spec {'chief': ['127.0.0.1:1']} and
+    # trained as a standalone client of that cluster (its distribute
+    # coordinator); nothing here can do that, so the config says so.
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    if through == "argument":
+        kwargs = dict(
+            train_distribute=strategy,
+            experimental_distribute=_DistributeConfig(None, None, _REMOTE),
+        )
+    else:
+        kwargs = dict(experimental_distribute=_DistributeConfig(strategy, None, _REMOTE))
+    with pytest.raises(ValueError, match=r"^experimental_distribute.remote_cluster="):
+        run_config(**kwargs)
+
+
+def test_remote_cluster_with_a_tf_config_cluster_raises_2_15s_phrase(monkeypatch):
+    monkeypatch.setenv(
+        "TF_CONFIG",
+        json.dumps(
+            {
+                "cluster": {"chief": ["127.0.0.1:2"], "worker": ["127.0.0.1:3"]},
+                "task": {"type": "chief", "index": 0},
+            }
+        ),
+    )
+    with pytest.raises(ValueError) as raised:
+        ke.RunConfig(
+            train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0"),
+            experimental_distribute=_DistributeConfig(None, None, _REMOTE),
+        )
+    # 2.15: ValueError 'Cannot set both "cluster_spec" of TF_CONFIG and
+    # `experimental_distribute.remote_cluster`'
+    assert str(raised.value).startswith(
+        'Cannot set both "cluster_spec" of TF_CONFIG and '
+        "`experimental_distribute.remote_cluster`"
+    ), str(raised.value)
+
+
+def test_remote_cluster_without_train_distribute_is_ignored_as_2_15(monkeypatch):
+    # 2.15 used remote_cluster only with a train_distribute: cluster_spec {}.
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    config = ke.RunConfig(experimental_distribute=_DistributeConfig(None, None, _REMOTE))
+    assert config.cluster_spec.as_dict() == {}
+    assert config.train_distribute is None

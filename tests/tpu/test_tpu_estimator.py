@@ -183,18 +183,23 @@ def test_tpu_path_on_a_stand_in_strategy_splits_the_batch_per_replica(
     assert ("train", 8, True) in SEEN  # 16 over two replicas
     assert estimator.evaluate(eval_input_fn)["global_step"] == 8
     assert ("eval", 16, True) in SEEN
-    with pytest.raises(ValueError, match="batch size 15 must be divisible by the 2"):
-        tpu.TPUEstimator(
-            model_fn=model_fn, config=config, use_tpu=True, train_batch_size=15
-        )
+    # Checked, as in 2.15, once the TPU's replicas are known: at first use.
+    odd = tpu.TPUEstimator(
+        model_fn=model_fn, config=config, use_tpu=True, train_batch_size=15
+    )
+    with pytest.raises(
+        ValueError, match="train batch size 15 must be divisible by number of replicas 2"
+    ):
+        odd.train(input_fn, max_steps=1)
 
 
 def test_use_tpu_without_a_tpu_fails_clearly(tmp_path):
     code = (
         "from keras_estimator.compat.estimator import tpu\n"
         "def model_fn(features, labels, mode, params): pass\n"
+        "est = tpu.TPUEstimator(model_fn=model_fn, config=tpu.RunConfig(), train_batch_size=8)\n"
         "try:\n"
-        "    tpu.TPUEstimator(model_fn=model_fn, config=tpu.RunConfig(), train_batch_size=8)\n"
+        "    est.train(lambda params: None, steps=1)\n"
         "except ValueError as e:\n"
         "    print('ERR', e)\n"
     )

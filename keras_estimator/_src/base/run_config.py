@@ -507,6 +507,34 @@ def _from_distribute_config(name: str, strategy: Any, distribute_config: Any) ->
     return from_config
 
 
+def _refuse_remote_cluster(
+    distribute_config: Any, train_distribute: Any, info: _ClusterInfo
+) -> None:
+    """Refuses `experimental_distribute.remote_cluster` where 2.15 acted on it.
+
+    With a `train_distribute`, 2.15 took `remote_cluster` as the config's
+    `cluster_spec` and ran `train()` as a standalone client driving that
+    cluster's tasks (TensorFlow's distribute coordinator, gone from TF2);
+    without one it ignored it, and so does this class.
+    """
+    remote = getattr(distribute_config, "remote_cluster", None)
+    if not remote or train_distribute is None:
+        return
+    prefix = ""
+    if info.cluster_spec.jobs:
+        prefix = (
+            'Cannot set both "cluster_spec" of TF_CONFIG and '
+            "`experimental_distribute.remote_cluster`. "
+        )
+    raise ValueError(
+        f"{prefix}experimental_distribute.remote_cluster={remote!r} is not "
+        "supported: tf.estimator 2.15 trained from this process as a standalone "
+        "client driving that cluster's tasks, which TF2 no longer provides. Run "
+        "the Estimator program in each task instead, with TF_CONFIG naming the "
+        "cluster (docs/clusters.md), or leave remote_cluster unset to train here."
+    )
+
+
 def _read_only(name: str) -> property:
     """The property `name`, documented by its row in the tables above."""
     doc = _SETTING[name].doc if name in _SETTING else _CLUSTER_PROPERTIES[name]
@@ -560,7 +588,9 @@ class RunConfig:
         eval_distribute: A `tf.distribute.Strategy` for evaluation, or `None`.
         experimental_distribute: An object with `train_distribute` and
             `eval_distribute` attributes, an alternative to passing those two
-            arguments (not both).
+            arguments (not both). Its `remote_cluster` is refused when there
+            is a `train_distribute` (see `_refuse_remote_cluster`) and
+            ignored otherwise, as 2.15 ignored it.
         experimental_max_worker_delay_secs: Integer upper bound of the
             staggered start delay of workers.
         session_creation_timeout_secs: How long workers wait for the session.
@@ -575,7 +605,8 @@ class RunConfig:
 
     Raises:
         ValueError: if both checkpoint cadences are set, a value is out of
-            range, or `TF_CONFIG` is malformed.
+            range, `TF_CONFIG` is malformed, or `experimental_distribute`
+            names a `remote_cluster` to train on.
         TypeError: if an argument has the wrong type (also a `ValueError`).
 
     Example:
@@ -628,6 +659,7 @@ class RunConfig:
             "eval_distribute", eval_distribute, experimental_distribute
         )
         info = _parse_tf_config(os.environ.get(_TF_CONFIG_ENV))
+        _refuse_remote_cluster(experimental_distribute, train_distribute, info)
         if os.environ.get(_TF_CONFIG_ENV):
             _logger.info("TF_CONFIG: task %s:%d", info.task_type, info.task_id)
         values.update(

@@ -180,7 +180,9 @@ class RunConfig(_BaseRunConfig):
     """A RunConfig with a `tpu_config`, the TPU's `master` and its `cluster`.
 
     Args:
-        tpu_config: A `TPUConfig`; default `TPUConfig()`.
+        tpu_config: A `TPUConfig`; default `TPUConfig()` (also for any value
+            that is false). As in 2.15 any object is kept as given: a
+            `TPUEstimator` reads the TPUConfig fields it needs from it.
         evaluation_master: The address evaluation connects to; default
             `master`.
         master: The TPU's address (e.g. `grpc://10.0.0.2:8470`); not with
@@ -190,12 +192,11 @@ class RunConfig(_BaseRunConfig):
 
     Raises:
         ValueError: both `master` and `cluster` are given.
-        TypeError: `tpu_config` is not a TPUConfig.
     """
 
     def __init__(
         self,
-        tpu_config: TPUConfig | None = None,
+        tpu_config: Any = None,
         evaluation_master: str | None = None,
         master: str | None = None,
         cluster: Any = None,
@@ -206,10 +207,6 @@ class RunConfig(_BaseRunConfig):
             # As 2.15: TPU runs are in-graph, so a TF_CONFIG cluster gives no
             # default session_config (no device filters) as other tasks get.
             self._session_config = None
-        if tpu_config is not None and not isinstance(tpu_config, TPUConfig):
-            raise TypeError(
-                f"tpu_config must be a tpu.TPUConfig, got {type(tpu_config).__name__}."
-            )
         if master is not None and cluster is not None:
             raise ValueError(
                 f"Both master and cluster are set (master={master!r}): give one "
@@ -227,7 +224,7 @@ class RunConfig(_BaseRunConfig):
             self._evaluation_master = self._master
 
     @property
-    def tpu_config(self) -> TPUConfig:
+    def tpu_config(self) -> Any:
         return self._tpu_config
 
     @property

@@ -12,9 +12,11 @@ on a `tf.distribute.TPUStrategy`:
 * model_fn may return a `TPUEstimatorSpec` (or an `EstimatorSpec`); its
   `eval_metrics`, `host_call` and `scaffold_fn` work as off a TPU in 2.15.
 * On a TPU, `TPUConfig.iterations_per_loop` steps run per device loop (as
-  `RunConfig.steps_per_loop`); the TPU is connected when the estimator is
-  made (`tpu.RunConfig(cluster=...)`, or `master`, else the local TPU), and a
-  machine without one gets a ValueError then.
+  `RunConfig.steps_per_loop`). Making the estimator contacts no address: as
+  in 2.15, the TPU (`tpu.RunConfig(cluster=...)`, or `master`, else the local
+  TPU) is connected when the estimator first needs it, at the first
+  `train`, `evaluate`, `predict` or export; a machine without one gets a
+  ValueError then, and the batch sizes are checked against its replicas.
 
 Not provided: TPU embedding tables (`embedding_config_spec`), and the
 TPU-tagged graph that `export_to_tpu` added to SavedModels (the CPU serving
@@ -37,8 +39,11 @@ import tensorflow as tf
 from keras_estimator._src.base import fn_args
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.distribute.tpu import tpu_strategy
+from keras_estimator._src.engine.variable_store import VariableStore
 from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.tf_internals import collective_keys
 from keras_estimator._src.tpu.tpu_config import (
+    IterationsPerLoop,
     RunConfig,
     check_positive_integer,
     parse_iterations_per_loop,
@@ -140,8 +145,9 @@ class TPUEstimator(Estimator):
             ModeKeys.PREDICT: predict_batch_size,
         }
         self._exporting = False
+        iterations = _iterations_per_loop(config.tpu_config)
         if self._use_tpu:
-            config = _on_tpu(config)
+            config = config.replace(steps_per_loop=_steps_per_loop(iterations))
         super().__init__(
             model_fn=self._tpu_model_fn,
             model_dir=model_dir,
@@ -150,9 +156,52 @@ class TPUEstimator(Estimator):
             warm_start_from=warm_start_from,
         )
         self._replicas = 1
-        if self._strategy is not None:
-            self._replicas = self._strategy.num_replicas_in_sync
-        _check_divisible(self._batch_sizes, self._replicas, self._use_tpu)
+        # With use_tpu the TPU is connected at first use (`_connect_once`).
+        self._tpu_connected = not self._use_tpu
+
+    # ---- the TPU, connected at first use ------------------------------------
+    def _connect_once(self) -> None:
+        """Connects to the TPU and runs every mode on it, once (see the module).
+
+        2.15 contacted the TPU's master only when a session ran; so does this
+        class: making a TPUEstimator contacts no address, and a failed
+        connection is tried again at the next call.
+        """
+        if self._tpu_connected:
+            return
+        config = self._config
+        assert isinstance(config, RunConfig)  # checked when made; replace keeps it
+        strategy = connect_tpu(config)
+        replicas = strategy.num_replicas_in_sync
+        _check_divisible(self._batch_sizes, replicas)
+        self._config = config.replace(train_distribute=strategy, eval_distribute=strategy)
+        # What `Estimator.__init__` does with a config's strategy: every
+        # mode's variables live under it.
+        self._strategy = strategy
+        collective_keys.own_keys(strategy)
+        self._store = VariableStore(strategy)
+        self._replicas = replicas
+        self._tpu_connected = True
+
+    def train(self, *args: Any, **kwargs: Any) -> Any:
+        self._connect_once()
+        return super().train(*args, **kwargs)
+
+    def evaluate(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        self._connect_once()
+        return super().evaluate(*args, **kwargs)
+
+    def predict(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        # A generator, as `Estimator.predict`: nothing runs (nor connects)
+        # before the first prediction is asked for.
+        self._connect_once()
+        yield from super().predict(*args, **kwargs)
+
+    def _get_model(self, *args: Any, **kwargs: Any) -> Any:
+        # Every other use of the model (export, an in-memory evaluation, a
+        # Keras model of this estimator) is made here, under the TPU.
+        self._connect_once()
+        return super()._get_model(*args, **kwargs)
 
     # ---- model_fn and input_fn --------------------------------------------
     def _tpu_model_fn(
@@ -286,30 +335,57 @@ def _check_batch_sizes(use_tpu: bool, train: Any, eval_: Any, predict: Any) -> N
             check_positive_integer(name, value)
 
 
-def _check_divisible(batch_sizes: dict[str, Any], replicas: int, use_tpu: bool) -> None:
-    for mode, value in batch_sizes.items():
-        if use_tpu and value is not None and value % replicas:
+def _check_divisible(batch_sizes: dict[str, Any], replicas: int) -> None:
+    """2.15's check, made once the TPU's replicas are known."""
+    for mode, label in (
+        (ModeKeys.TRAIN, "train"),
+        (ModeKeys.EVAL, "eval"),
+        (ModeKeys.PREDICT, "predict"),
+    ):
+        value = batch_sizes.get(mode)
+        if value is not None and value % replicas:
             raise ValueError(
-                f"The {mode} batch size {value} must be divisible by the "
-                f"{replicas} TPU replicas."
+                f"{label} batch size {value} must be divisible by number of "
+                f"replicas {replicas} (the TPU's): pass a multiple of {replicas}."
             )
 
 
-def _on_tpu(config: RunConfig) -> RunConfig:
-    """config with a TPUStrategy and iterations_per_loop as steps_per_loop."""
-    strategy = connect_tpu(config)
-    iterations = parse_iterations_per_loop(config.tpu_config.iterations_per_loop)
-    steps_per_loop = iterations.value if iterations.unit == "count" else None
-    if steps_per_loop is None:
-        logger.warning(
-            "iterations_per_loop=%r is a time: each device loop runs one step.",
-            config.tpu_config.iterations_per_loop,
+def _iterations_per_loop(tpu_config: Any) -> IterationsPerLoop:
+    """`tpu_config.iterations_per_loop`, parsed.
+
+    2.15 took any object as `tpu.RunConfig(tpu_config=...)` and read its
+    `iterations_per_loop`, `num_shards` and `num_cores_per_replica` when the
+    TPUEstimator was made; so does this function.
+    """
+    iterations = parse_iterations_per_loop(_field(tpu_config, "iterations_per_loop"))
+    _field(tpu_config, "num_shards")
+    _field(tpu_config, "num_cores_per_replica")
+    return iterations
+
+
+def _field(tpu_config: Any, name: str) -> Any:
+    if not hasattr(tpu_config, name):
+        raise MissingTPUSetting(
+            f"{type(tpu_config).__name__!r} object has no attribute {name!r}: "
+            f"tpu.RunConfig(tpu_config={tpu_config!r}) must be a "
+            "tpu.TPUConfig(...) or have its fields."
         )
-    return config.replace(
-        train_distribute=strategy,
-        eval_distribute=strategy,
-        steps_per_loop=steps_per_loop,
+    return getattr(tpu_config, name)
+
+
+def _steps_per_loop(iterations: IterationsPerLoop) -> int | None:
+    """The steps per device loop on a TPU: a count as given; one for a time."""
+    if iterations.unit == "count":
+        return iterations.value
+    logger.warning(
+        "iterations_per_loop=%r is a time: each device loop runs one step.",
+        f"{iterations.value}s",
     )
+    return None
+
+
+class MissingTPUSetting(TypeError, AttributeError):
+    """A tpu_config lacking a TPUConfig field (an AttributeError in 2.15)."""
 
 
 def connect_tpu(config: RunConfig) -> tf.distribute.Strategy:

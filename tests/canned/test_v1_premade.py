@@ -14,7 +14,11 @@ import pytest
 import tensorflow as tf
 
 import keras_estimator as ke
-from keras_estimator._src.canned import v1_estimators, v1_optimizers
+from keras_estimator._src.canned import (
+    v1_dnn_linear_combined,
+    v1_estimators,
+    v1_optimizers,
+)
 from tests.canned.test_premade_fixtures import (
     FIXTURES,
 )
@@ -132,16 +136,80 @@ def test_default_optimizers_are_2_15s():
         assert built["learning_rate"] == pytest.approx(rate)
 
 
-def test_a_bad_optimizer_name_is_a_value_error_naming_it():
-    with pytest.raises(ValueError, match=r"'adagrad'.*Adagrad"):
-        v1_estimators.DNNClassifier([2], COLUMNS, optimizer="adagrad")
-    with pytest.raises(ValueError, match=r"'Nesterov'"):
-        v1_estimators.LinearClassifier(COLUMNS, optimizer="Nesterov")
+class _BareOptimizer(tf.compat.v1.train.Optimizer):
+    """A v1 optimizer subclass that implements no update."""
+
+    def __init__(self):
+        super().__init__(use_locking=False, name="Bare")
 
 
-def test_an_object_that_is_no_v1_optimizer_is_a_value_error():
-    with pytest.raises(ValueError, match=r"tf\.compat\.v1\.train\.Optimizer.*int"):
-        v1_estimators.BaselineRegressor(optimizer=3)
+_V1_MAKERS = {
+    "DNNClassifier": lambda d, o: v1_estimators.DNNClassifier(
+        [2], COLUMNS, model_dir=d, optimizer=o
+    ),
+    "LinearClassifier": lambda d, o: v1_estimators.LinearClassifier(
+        COLUMNS, model_dir=d, optimizer=o
+    ),
+    "BaselineClassifier": lambda d, o: v1_estimators.BaselineClassifier(
+        model_dir=d, optimizer=o
+    ),
+    "DNNLinearCombinedClassifier": lambda d, o: (
+        v1_dnn_linear_combined.DNNLinearCombinedClassifier(
+            model_dir=d,
+            linear_feature_columns=COLUMNS,
+            linear_optimizer=o,
+            dnn_feature_columns=COLUMNS,
+            dnn_hidden_units=[2],
+        )
+    ),
+}
+
+
+# What tf.compat.v1.estimator's classes (2.15) raised, for each of the four
+# classes alike, at the first train(), the estimator being made without error.
+_BAD_OPTIMIZERS = {
+    "unknown_name": (
+        "Foo",
+        ValueError,
+        "Unsupported optimizer name: Foo. Supported names are: "
+        "('Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD')",
+    ),
+    "lower_case_name": (
+        "adagrad",
+        ValueError,
+        "Unsupported optimizer name: adagrad. Supported names are: ",
+    ),
+    "an_int": (3, ValueError, "The given object is not an Optimizer instance. Given: 3"),
+    "a_callable_returning_an_int": (
+        lambda: 3,
+        ValueError,
+        "The given object is not an Optimizer instance. Given: 3",
+    ),
+    # 2.15: NotImplementedError, raised by the optimizer's
+    # _resource_apply_dense (then re-raised by its head with a message of
+    # its own, naming _Head).
+    "a_bare_v1_optimizer_subclass": (
+        _BareOptimizer(),
+        NotImplementedError,
+        "Subclasses of tf.compat.v1.train.Optimizer must implement",
+    ),
+    "a_callable_returning_one": (
+        _BareOptimizer,
+        NotImplementedError,
+        "Subclasses of tf.compat.v1.train.Optimizer must implement",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_OPTIMIZERS))
+@pytest.mark.parametrize("estimator", sorted(_V1_MAKERS))
+def test_a_bad_optimizer_raises_2_15s_error_at_the_first_train(estimator, case, tmp_path):
+    optimizer, error, phrase = _BAD_OPTIMIZERS[case]
+    est = _V1_MAKERS[estimator](str(tmp_path), optimizer)  # made, as in 2.15
+    with pytest.raises(error) as raised:
+        est.train(_input, steps=1)
+    assert type(raised.value) is error
+    assert str(raised.value).startswith(phrase), str(raised.value)
 
 
 def test_a_v2_loss_reduction_is_rejected_as_2_15_rejected_it():

@@ -428,22 +428,31 @@ def _variable(name: str, shape: Any, initial: float, dtype: Any = tf.float32) ->
 
 
 class DeferredOptimizer:
-    """A v1 canned estimator's optimizer argument, resolved as 2.15 did.
+    """A v1 canned estimator's optimizer argument, resolved when 2.15 resolved it.
 
-    A name or an optimizer instance is checked and made now; a callable is
-    called in model_fn (`get`), so its learning rate may read the global step.
+    2.15's v1 classes kept the argument as given and turned it into an
+    optimizer in model_fn, so a bad name or object raised at the first
+    `train()`, not when the estimator was made; `get` does the same. A name
+    or an instance is resolved once; a callable is called at every `get`, so
+    its learning rate may read the global step.
     """
 
     def __init__(self, spec: Any, learning_rate: float) -> None:
         self._spec = spec
         self._learning_rate = learning_rate
-        deferred = callable(spec) and not isinstance(
-            spec, (V1Optimizer, tf.compat.v1.train.Optimizer)
-        )
-        self._optimizer = None if deferred else get_v1_optimizer(spec, learning_rate)
+        self._optimizer: V1Optimizer | None = None
 
     def get(self) -> V1Optimizer:
-        return self._optimizer or get_v1_optimizer(self._spec, self._learning_rate)
+        if self._optimizer is not None:
+            return self._optimizer
+        optimizer = get_v1_optimizer(self._spec, self._learning_rate)
+        if not _is_factory(self._spec):
+            self._optimizer = optimizer
+        return optimizer
+
+
+def _is_factory(spec: Any) -> bool:
+    return callable(spec) and not isinstance(spec, (V1Optimizer, tf.compat.v1.train.Optimizer))
 
 
 def get_v1_optimizer(spec: Any, learning_rate: float) -> V1Optimizer:
@@ -459,30 +468,44 @@ def get_v1_optimizer(spec: Any, learning_rate: float) -> V1Optimizer:
             default for its kind).
 
     Raises:
-        ValueError: an unknown name, or an object that is no supported optimizer.
+        ValueError: an unknown name, an object that is no
+            `tf.compat.v1.train.Optimizer`, or one of a kind not provided
+            (the messages begin with 2.15's).
+        NotImplementedError: a `tf.compat.v1.train.Optimizer` subclass that
+            does not implement the update of a variable, as in 2.15.
     """
     if isinstance(spec, str):
         if spec not in NAMES:
             raise ValueError(
-                f"Unsupported optimizer name {spec!r}. Supported names are "
-                f"{sorted(NAMES)} (spelled exactly so), or pass a "
-                "tf.compat.v1.train.Optimizer."
+                f"Unsupported optimizer name: {spec}. Supported names are: "
+                f"{tuple(sorted(NAMES))}. The names are spelled exactly so; or "
+                "pass a tf.compat.v1.train.Optimizer."
             )
         return V1Optimizer(NAMES[spec], learning_rate=learning_rate)
-    if callable(spec) and not isinstance(spec, (V1Optimizer, tf.compat.v1.train.Optimizer)):
+    if _is_factory(spec):
         spec = spec()
     if isinstance(spec, V1Optimizer):
         return spec
     if isinstance(spec, tf.compat.v1.train.Optimizer):
         return _from_v1(spec)
     raise ValueError(
-        f"optimizer must be a name ({sorted(NAMES)}), a tf.compat.v1.train.Optimizer "
-        f"or a callable returning one, got {type(spec).__name__}: {spec!r}."
+        f"The given object is not an Optimizer instance. Given: {spec}. The v1 "
+        f"canned estimators take a name ({', '.join(sorted(NAMES))}), a "
+        "tf.compat.v1.train.Optimizer or a callable returning one; got a "
+        f"{type(spec).__name__}."
     )
 
 
 def _from_v1(optimizer: Any) -> V1Optimizer:
     kind = _BY_CLASS.get(type(optimizer).__name__)
+    if kind is None and _updates_nothing(optimizer):
+        # 2.15 called the optimizer's update, which raised NotImplementedError.
+        raise NotImplementedError(
+            "Subclasses of tf.compat.v1.train.Optimizer must implement "
+            f"_resource_apply_dense(): {type(optimizer).__name__} implements no "
+            "update of a variable, so it cannot train. Pass one of the "
+            f"tf.compat.v1.train optimizers {sorted(_BY_CLASS)}."
+        )
     settings = v1_optimizer_settings.v1_optimizer_settings(optimizer)
     if kind is None or settings is None:
         raise ValueError(
@@ -491,3 +514,9 @@ def _from_v1(optimizer: Any) -> V1Optimizer:
         )
     slot_names = v1_optimizer_settings.ftrl_slot_names(optimizer) if kind == "ftrl" else {}
     return V1Optimizer(kind, name=optimizer.get_name(), slot_names=slot_names, **settings)
+
+
+def _updates_nothing(optimizer: Any) -> bool:
+    """Whether the optimizer keeps tf.compat.v1.train.Optimizer's update, which raises."""
+    base = tf.compat.v1.train.Optimizer
+    return type(optimizer)._resource_apply_dense is base._resource_apply_dense

@@ -424,10 +424,15 @@ class ModelFnModel(keras.Model):
     def train_step(self, data: Any) -> dict[str, tf.Tensor]:
         features, labels = inputs.split_element(data)
         global_step = self._store.global_step()
-        step_before = global_step.read_value()
-        # Summaries are labelled with the step after this one, as
-        # tf.estimator's SummarySaverHook labelled them (1, 6, 11, ...).
-        spec = self.call_model_fn(features, labels, ModeKeys.TRAIN, step_before + 1)
+        # Under a scope of its own, so that the model_fn's ops get the names
+        # they had in tf.estimator 2.15's graph ("Identity", "add"), where a
+        # hook logging a list of tensors tags them.
+        with tf.name_scope("global_step_before"):
+            step_before = global_step.read_value()
+            # Summaries are labelled with the step after this one, as
+            # tf.estimator's SummarySaverHook labelled them (1, 6, 11, ...).
+            summary_step = step_before + 1
+        spec = self.call_model_fn(features, labels, ModeKeys.TRAIN, summary_step)
         with tf.control_dependencies(_as_dependencies(spec.train_op)):
             step_after = global_step.read_value()
         # A train_op that does not advance the global step (a Keras optimizer's

@@ -181,9 +181,13 @@ class ObserverHook(SessionRunHook):
 
 
 def _tag(item: Any) -> str:
-    """A log tag for a tensor given in a list: its name (or the name itself)."""
+    """A log tag for an item of a list: a graph name as given, a tensor as
+    tf.estimator 2.15 printed it (`Tensor("Identity:0", shape=(2, 1),
+    dtype=float32)`), anything else by its name."""
     if isinstance(item, str):
         return item
+    if isinstance(item, tf.Tensor) and tf.is_symbolic_tensor(item):
+        return str(item)
     name = getattr(item, "name", None)
     if isinstance(name, str):
         return name
@@ -206,7 +210,9 @@ class LoggingTensorHook(SessionRunHook):
 
     Args:
         tensors: dict of tag -> tensor (or graph name such as `"loss:0"`), or a
-            list of tensors / names (tagged by name).
+            list of tensors / names (a name tagged by itself, a graph tensor
+            by its text, `Tensor("name:0", shape=..., dtype=...)`, as in
+            tf.estimator 2.15).
         every_n_iter: log every N steps.
         every_n_secs: log at most once every N seconds (the hook then checks
             before every step, so no steps are fused while it runs).

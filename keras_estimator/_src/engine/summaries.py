@@ -45,7 +45,12 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.engine.fetches import SUMMARY_PREFIX
-from keras_estimator._src.tf_internals import distribute, summary_writers, v1_summaries
+from keras_estimator._src.tf_internals import (
+    default_graph,
+    distribute,
+    summary_writers,
+    v1_summaries,
+)
 
 logger = logging.getLogger("keras_estimator")
 
@@ -143,12 +148,23 @@ def recording(output_dirs: list[str], step: tf.Tensor) -> Iterator[bool]:
     first_new_op = len(graph.get_operations())
     with (
         writers[0].as_default(step=step),
-        tf.summary.record_if(True),
+        tf.summary.record_if(lambda: _outside_functions_of(graph)),
         v1_summaries.as_protos(),
     ):
         yield True
         if len(writers) > 1:
             _repeat_writes(graph, first_new_op, writers[0], writers[1:])
+
+
+def _outside_functions_of(graph: Any) -> bool:
+    """Whether the graph being traced is `graph` or its control flow.
+
+    A function the model_fn calls (a `tf.function` helper) records nothing:
+    TensorFlow reuses its trace wherever it is called next, with the writer
+    and step it captured here. tf.estimator 2.15 wrote no summary made
+    inside such a function either.
+    """
+    return not default_graph.in_function_between(tf.compat.v1.get_default_graph(), graph)
 
 
 class FedWriter:
@@ -185,9 +201,17 @@ class FedWriter:
         self.nested_writes = 0
 
     def should_record(self) -> Any:
-        """`record_if`'s condition: at the top level always, inside control flow `flag`."""
-        if tf.compat.v1.get_default_graph() is self.graph:
+        """`record_if`'s condition: at the top level always, inside control flow `flag`.
+
+        Never inside a function the model_fn calls (`_outside_functions_of`):
+        this graph's flag and writer would be captured by a trace that later
+        steps reuse.
+        """
+        graph = tf.compat.v1.get_default_graph()
+        if graph is self.graph:
             return True
+        if not _outside_functions_of(self.graph):
+            return False
         self.nested_writes += 1
         return self.flag
 

@@ -25,6 +25,10 @@ Private symbols touched: the thread-local `_default_graph_stack` of
 `tensorflow.python.framework.ops` and its `stack` list, the
 `_building_function` flag of a graph, the eager context's `context_switches`
 stack (its `stack` list and `push`) and `context.eager_mode`.
+
+`in_function_between` tells a `tf.function` body from control flow
+(`tf.cond` branches and loop bodies are graphs of TensorFlow's private
+`ControlFlowFuncGraph` class).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ TOUCHES = (
     "tensorflow.python.eager.context:Context().context_switches.stack",
     "tensorflow.python.eager.context:Context().context_switches.push",
     "tensorflow.python.eager.context:eager_mode",
+    "tensorflow.python.ops.control_flow_v2_func_graphs:ControlFlowFuncGraph",
 )
 
 
@@ -94,3 +99,21 @@ def outside_callers_graph() -> Iterator[None]:
     finally:
         graphs[:] = saved_graphs
         switches.stack[:] = saved_switches
+
+
+def in_function_between(graph: Any, outer: Any) -> bool:
+    """Whether `graph` is, or lies inside, a function traced inside `outer`.
+
+    Walking out from `graph` to `outer`, a graph that is not a control-flow
+    body (a `tf.cond` branch, a loop's condition or body) is a function's
+    own trace, such as a `tf.function` the program calls. False when `graph`
+    is `outer` or not inside it.
+    """
+    from tensorflow.python.ops import control_flow_v2_func_graphs
+
+    inside = False
+    while graph is not None and graph is not outer:
+        if not isinstance(graph, control_flow_v2_func_graphs.ControlFlowFuncGraph):
+            inside = True
+        graph = getattr(graph, "outer_graph", None)
+    return inside and graph is outer

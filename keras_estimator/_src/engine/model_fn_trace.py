@@ -12,6 +12,8 @@ its loss.
 from __future__ import annotations
 
 import contextlib
+import linecache
+import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -133,6 +135,9 @@ class ModelFnTrace:
                 )
             except AttributeError as err:
                 _raise_with_a_keras_3_fix(err)
+                raise
+            except TypeError as err:
+                _raise_for_an_initializer_op(err)
                 raise
             if mode == ModeKeys.TRAIN and isinstance(spec, EstimatorSpec):
                 summaries.collect_loss(spec.loss)
@@ -392,6 +397,39 @@ def _raise_with_a_keras_3_fix(err: AttributeError) -> None:
         "names), or call keras_estimator.install() (or run the program with "
         "`keras-estimator run`), which serves tf.compat.v1.layers itself."
     ) from err
+
+
+def _raise_for_an_initializer_op(err: TypeError) -> None:
+    """Explains TensorFlow's error for an op grouping variables' initializers.
+
+    A TF1 model_fn builds `Scaffold(init_op=tf.compat.v1.global_variables_initializer())`
+    or `tf.group(w.initializer, ...)`; here variables are made once, outside
+    the traced graph, and have no initializer op, so `tf.group` meets None
+    and raises a TypeError that names neither the op nor the fix.
+    """
+    if "Received 'None'" not in str(err):
+        return
+    if not any(
+        frame.name == "variables_initializer" or ".initializer" in _source(frame)
+        for frame in traceback.extract_tb(err.__traceback__)
+    ):
+        return
+    raise ValueError(
+        "A variable initializer op cannot be built in a model_fn here: "
+        "tf.compat.v1.global_variables_initializer() and a variable's "
+        "`.initializer` are for Scaffold(init_op=...), which needs a TF1 "
+        "Session and is not supported (variables are initialised once, when "
+        "made, and have no initializer op: tf.group received None). Remove the "
+        "initializer op and the Scaffold's init_op: variables start from their "
+        "initializers, or from a checkpoint with Estimator(warm_start_from=...)."
+    ) from err
+
+
+def _source(frame: traceback.FrameSummary) -> str:
+    """The whole statement a traceback frame ran (`frame.line` is its first line)."""
+    last = getattr(frame, "end_lineno", None) or frame.lineno or 0
+    first = frame.lineno or 0
+    return "".join(linecache.getline(frame.filename, n) for n in range(first, last + 1))
 
 
 def _raise_not_a_spec(spec: Any) -> None:

@@ -498,7 +498,7 @@ def get_v1_optimizer(spec: Any, learning_rate: float) -> V1Optimizer:
 
 def _from_v1(optimizer: Any) -> V1Optimizer:
     kind = _BY_CLASS.get(type(optimizer).__name__)
-    if kind is None and _updates_nothing(optimizer):
+    if kind is None and v1_optimizer_settings.updates_nothing(optimizer):
         # 2.15 called the optimizer's update, which raised NotImplementedError.
         raise NotImplementedError(
             "Subclasses of tf.compat.v1.train.Optimizer must implement "
@@ -515,8 +515,3 @@ def _from_v1(optimizer: Any) -> V1Optimizer:
     slot_names = v1_optimizer_settings.ftrl_slot_names(optimizer) if kind == "ftrl" else {}
     return V1Optimizer(kind, name=optimizer.get_name(), slot_names=slot_names, **settings)
 
-
-def _updates_nothing(optimizer: Any) -> bool:
-    """Whether the optimizer keeps tf.compat.v1.train.Optimizer's update, which raises."""
-    base = tf.compat.v1.train.Optimizer
-    return type(optimizer)._resource_apply_dense is base._resource_apply_dense

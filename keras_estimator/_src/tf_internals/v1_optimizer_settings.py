@@ -94,7 +94,7 @@ TOUCHES = tuple(
 ) + tuple(
     f"tensorflow.python.training.ftrl:FtrlOptimizer().{attribute}"
     for attribute in _FTRL_SLOT_NAMES.values()
-)
+) + ("tensorflow.python.training.optimizer:Optimizer._resource_apply_dense",)
 
 
 def v1_optimizer_settings(optimizer: Any) -> dict[str, Any] | None:
@@ -114,3 +114,16 @@ def ftrl_slot_names(optimizer: Any) -> dict[str, str]:
     """The names a `FtrlOptimizer` saves its `accum` / `linear` slots under, when set."""
     names = {slot: getattr(optimizer, attribute, None) for slot, attribute in _FTRL_SLOT_NAMES.items()}
     return {slot: name for slot, name in names.items() if name}
+
+
+def updates_nothing(optimizer: Any) -> bool:
+    """Whether `optimizer` keeps `tf.compat.v1.train.Optimizer`'s own variable update.
+
+    Checked on TensorFlow 2.21: the base class's `_resource_apply_dense`
+    raises NotImplementedError, so a subclass that does not replace it
+    cannot update a resource variable.
+    """
+    import tensorflow as tf
+
+    base = tf.compat.v1.train.Optimizer
+    return type(optimizer)._resource_apply_dense is base._resource_apply_dense

@@ -209,6 +209,63 @@ def test_one_use(source, name, status):
     assert names[name].status.value == status
 
 
+_SESSION_RUN = "    with tf1.Session() as sess:\n        sess.run(y)\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "status"),
+    [
+        # The migration guides' TF1 cells: a session on the program's own graph
+        # runs as in TF 1 (tests/programs/migrate_saved_model.py).
+        (
+            "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n"
+            "with tf.Graph().as_default() as g:\n" + _SESSION_RUN,
+            "supported",
+        ),
+        (
+            "import tensorflow.compat.v1 as tf1\ng = tf1.Graph()\n"
+            "with g.as_default():\n" + _SESSION_RUN,
+            "supported",
+        ),
+        (
+            "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n"
+            "with tf.Graph().as_default() as g:\n    pass\n"
+            "with g.as_default():\n" + _SESSION_RUN,
+            "supported",
+        ),
+        # Outside such a block, eager execution stays on.
+        (
+            "import tensorflow.compat.v1 as tf1\nif True:\n" + _SESSION_RUN,
+            "unsupported",
+        ),
+        (
+            "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n"
+            "with tf.Graph().as_default():\n    pass\n"
+            "if True:\n" + _SESSION_RUN,
+            "unsupported",
+        ),
+        # A summary writer's as_default() is not a graph.
+        (
+            "import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\n"
+            "w = tf.summary.create_file_writer('d')\n"
+            "with w.as_default():\n" + _SESSION_RUN,
+            "unsupported",
+        ),
+    ],
+    ids=[
+        "graph-as-g",
+        "named-graph",
+        "named-by-with",
+        "no-graph",
+        "after-the-block",
+        "writer",
+    ],
+)
+def test_a_session_on_the_programs_own_graph_is_supported(source, status):
+    names = _by_name(check.check_source(source))
+    assert names["tf.compat.v1.Session"].status.value == status
+
+
 @pytest.mark.parametrize(
     ("source", "fix"),
     [

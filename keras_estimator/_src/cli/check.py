@@ -256,8 +256,15 @@ class _Checker(ast.NodeVisitor):
         self.file = file
         self.bindings = bindings
         self.findings: list[Finding] = []
+        # Names the program binds to a `tf.Graph()` it makes.
+        self.graphs: set[str] = set()
+        # How many of the program's own `with <graph>.as_default():` blocks
+        # enclose the node being visited.
+        self.in_graph = 0
 
     def _add(self, node: ast.AST, name: str, status: Status, note: str) -> None:
+        if self.in_graph and name in known.RUN_IN_A_PROGRAMS_GRAPH:
+            status, note = Status.SUPPORTED, known.IN_A_PROGRAMS_GRAPH_NOTE
         self.findings.append(
             Finding(
                 self.file,
@@ -274,6 +281,42 @@ class _Checker(ast.NodeVisitor):
         if parts is None or parts[0] not in self.bindings:
             return None
         return canonical(".".join([self.bindings[parts[0]], *parts[1:]]))
+
+    def _makes_a_graph(self, node: ast.AST) -> bool:
+        """`tf.Graph()` (any alias), or a name the program bound to one."""
+        if isinstance(node, ast.Name):
+            return node.id in self.graphs
+        return isinstance(node, ast.Call) and self._resolve(node.func) in (
+            "tf.Graph",
+            "tf.compat.v1.Graph",
+        )
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if self._makes_a_graph(node.value):
+            self.graphs.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        self.generic_visit(node)
+
+    def _visit_with(self, node: ast.With | ast.AsyncWith) -> None:
+        opens_a_graph = False
+        for item in node.items:
+            self.visit(item.context_expr)
+            expr = item.context_expr
+            if (
+                isinstance(expr, ast.Call)
+                and isinstance(expr.func, ast.Attribute)
+                and expr.func.attr == "as_default"
+                and self._makes_a_graph(expr.func.value)
+            ):
+                opens_a_graph = True
+                if isinstance(item.optional_vars, ast.Name):
+                    self.graphs.add(item.optional_vars.id)
+        self.in_graph += opens_a_graph
+        for statement in node.body:
+            self.visit(statement)
+        self.in_graph -= opens_a_graph
+
+    visit_With = _visit_with
+    visit_AsyncWith = _visit_with
 
     # Imports: what they import is one use.
     def visit_Import(self, node: ast.Import) -> None:

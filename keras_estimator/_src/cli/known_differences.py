@@ -305,5 +305,18 @@ RUN_CONTEXT_SESSION = KnownDifference(
     "hooks get no tf.compat.v1.Session; fix: fetch values with "
     "SessionRunArgs in before_run and read them in after_run",
 )
+# Names that run as in TF 1 inside the program's own
+# `with tf.Graph().as_default():` (check.py finds the block).
+RUN_IN_A_PROGRAMS_GRAPH = frozenset(
+    {
+        "tf.compat.v1.Session",
+        "tf.compat.v1.InteractiveSession",
+        "tf.compat.v1.summary.FileWriter",
+    }
+)
+IN_A_PROGRAMS_GRAPH_NOTE = (
+    "inside the program's `with tf.Graph().as_default():` it runs that "
+    "graph, as in TF 1"
+)
 # The note of a name a tf.estimator namespace never had; check.py adds the fix.
 UNKNOWN_NAME = "no such name in tf.estimator 2.15 ({namespace})"

@@ -28,20 +28,18 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.canned import v1_optimizers
-from keras_estimator._src.canned.dnn import classification_head
 from keras_estimator._src.canned.dnn_linear_combined import (
     WideAndDeep,
     linear_learning_rate,
 )
 from keras_estimator._src.canned.v1_estimators import (
-    WEIGHTED_SUM,
     average_loss_summary,
     ignore_partitioner,
-    v1_loss_reduction,
 )
 from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.head import v1_heads
 from keras_estimator._src.head.base_head import Head, check_head
-from keras_estimator._src.head.regression_heads import RegressionHead
+from keras_estimator._src.head.v1_heads import WEIGHTED_SUM
 
 DNN_LEARNING_RATE = 0.001
 # 2.15 put Adam's beta powers of a combined model beside the head.
@@ -186,11 +184,8 @@ class DNNLinearCombinedClassifier(Estimator):
         batch_norm: bool = False,
         linear_sparse_combiner: str = "sum",
     ) -> None:
-        head = classification_head(
-            n_classes,
-            weight_column,
-            label_vocabulary,
-            v1_loss_reduction(loss_reduction, weight_column),
+        head = v1_heads.classification_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
         )
         model_fn = _checked_model_fn(
             head,
@@ -235,11 +230,7 @@ class DNNLinearCombinedRegressor(Estimator):
         batch_norm: bool = False,
         linear_sparse_combiner: str = "sum",
     ) -> None:
-        head = RegressionHead(
-            label_dimension=label_dimension,
-            weight_column=weight_column,
-            loss_reduction=v1_loss_reduction(loss_reduction, weight_column),
-        )
+        head = v1_heads.regression_head(label_dimension, weight_column, loss_reduction)
         model_fn = _checked_model_fn(
             head,
             linear_feature_columns,

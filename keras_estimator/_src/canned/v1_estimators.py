@@ -4,7 +4,8 @@ They compute the same logits as the V2 classes (`canned.dnn`, `canned.linear`,
 `canned.baseline`) under the same variable names, and differ where 2.15's v1
 classes did:
 - the loss is summed over the batch by default (`loss_reduction`
-  'weighted_sum', i.e. `tf.compat.v1.losses.Reduction.SUM`);
+  'weighted_sum', i.e. `tf.compat.v1.losses.Reduction.SUM`), and their
+  heads are 2.15's v1 heads (`head.v1_heads`);
 - they train with `tf.compat.v1.train` optimizers (`canned.v1_optimizers`):
   by name Adagrad at 0.05 for a DNN, Ftrl at 0.2 for a linear model and 0.3
   for a baseline, or an optimizer instance, or a callable called in model_fn;
@@ -35,7 +36,6 @@ from keras_estimator._src.canned.dnn import (
     check_dropout,
     check_feature_columns,
     check_hidden_units,
-    classification_head,
     dnn_logits,
 )
 from keras_estimator._src.canned.linear import (
@@ -49,49 +49,15 @@ from keras_estimator._src.canned.linear_sdca import (
     v1_slot_name,
 )
 from keras_estimator._src.estimator.estimator import Estimator
-from keras_estimator._src.head import training_summaries
-from keras_estimator._src.head.base_head import (
-    SUM,
-    SUM_OVER_BATCH_SIZE,
-    Head,
-    check_head,
-)
-from keras_estimator._src.head.regression_heads import RegressionHead
+from keras_estimator._src.head import training_summaries, v1_heads
+from keras_estimator._src.head.base_head import SUM, Head, check_head
+from keras_estimator._src.head.v1_heads import WEIGHTED_SUM
 
 logger = logging.getLogger("keras_estimator")
-
-# tf.compat.v1.losses.Reduction's values.
-WEIGHTED_SUM = "weighted_sum"
-_V1_REDUCTIONS = {
-    WEIGHTED_SUM: SUM,
-    "weighted_sum_over_batch_size": SUM_OVER_BATCH_SIZE,
-    # Equal to the mean over elements when every weight is 1.
-    "weighted_mean": None,
-    "weighted_sum_by_nonzero_weights": None,
-}
 
 DNN_LEARNING_RATE = 0.05
 LINEAR_LEARNING_RATE = 0.2
 BASELINE_LEARNING_RATE = 0.3
-
-
-def v1_loss_reduction(loss_reduction: Any, weight_column: Any) -> str:
-    """The head's reduction for a `tf.compat.v1.losses.Reduction` value."""
-    if loss_reduction not in _V1_REDUCTIONS:
-        raise ValueError(
-            f"loss_reduction must be a tf.compat.v1.losses.Reduction other than NONE "
-            f"({sorted(_V1_REDUCTIONS)}), got {loss_reduction!r}."
-        )
-    reduction = _V1_REDUCTIONS[loss_reduction]
-    if reduction is None:
-        if weight_column is not None:
-            raise ValueError(
-                f"loss_reduction={loss_reduction!r} with a weight_column is not "
-                "supported; use tf.compat.v1.losses.Reduction.SUM or "
-                "SUM_OVER_BATCH_SIZE."
-            )
-        reduction = SUM_OVER_BATCH_SIZE
-    return reduction
 
 
 class _V1Training:
@@ -206,11 +172,8 @@ class DNNClassifier(DNNEstimator):
         loss_reduction: str = WEIGHTED_SUM,
         batch_norm: bool = False,
     ) -> None:
-        head = classification_head(
-            n_classes,
-            weight_column,
-            label_vocabulary,
-            v1_loss_reduction(loss_reduction, weight_column),
+        head = v1_heads.classification_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
         )
         super().__init__(
             head,
@@ -246,11 +209,7 @@ class DNNRegressor(DNNEstimator):
         loss_reduction: str = WEIGHTED_SUM,
         batch_norm: bool = False,
     ) -> None:
-        head = RegressionHead(
-            label_dimension=label_dimension,
-            weight_column=weight_column,
-            loss_reduction=v1_loss_reduction(loss_reduction, weight_column),
-        )
+        head = v1_heads.regression_head(label_dimension, weight_column, loss_reduction)
         super().__init__(
             head,
             hidden_units,
@@ -336,11 +295,8 @@ class LinearClassifier(LinearEstimator):
             n_classes=n_classes,
             label_vocabulary=label_vocabulary,
         )
-        head = classification_head(
-            n_classes,
-            weight_column,
-            label_vocabulary,
-            v1_loss_reduction(loss_reduction, weight_column),
+        head = v1_heads.classification_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
         )
         super().__init__(
             head,
@@ -376,11 +332,7 @@ class LinearRegressor(LinearEstimator):
             check_feature_columns(feature_columns),
             label_dimension=label_dimension,
         )
-        head = RegressionHead(
-            label_dimension=label_dimension,
-            weight_column=weight_column,
-            loss_reduction=v1_loss_reduction(loss_reduction, weight_column),
-        )
+        head = v1_heads.regression_head(label_dimension, weight_column, loss_reduction)
         super().__init__(
             head,
             feature_columns,
@@ -431,11 +383,8 @@ class BaselineClassifier(BaselineEstimator):
         config: Any = None,
         loss_reduction: str = WEIGHTED_SUM,
     ) -> None:
-        head = classification_head(
-            n_classes,
-            weight_column,
-            label_vocabulary,
-            v1_loss_reduction(loss_reduction, weight_column),
+        head = v1_heads.classification_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
         )
         super().__init__(head, model_dir=model_dir, optimizer=optimizer, config=config)
 
@@ -452,9 +401,5 @@ class BaselineRegressor(BaselineEstimator):
         config: Any = None,
         loss_reduction: str = WEIGHTED_SUM,
     ) -> None:
-        head = RegressionHead(
-            label_dimension=label_dimension,
-            weight_column=weight_column,
-            loss_reduction=v1_loss_reduction(loss_reduction, weight_column),
-        )
+        head = v1_heads.regression_head(label_dimension, weight_column, loss_reduction)
         super().__init__(head, model_dir=model_dir, optimizer=optimizer, config=config)

@@ -24,6 +24,9 @@ from keras_estimator._src.head import head_inputs, training_scope, training_summ
 SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
 SUM = "sum"
 AUTO = "auto"  # 2.15 accepted it: a mean over the batch, like sum_over_batch_size.
+# Only the tf.compat.v1 canned estimators' heads take these (`v1_heads`).
+WEIGHTED_MEAN = "weighted_mean"
+SUM_BY_NONZERO_WEIGHTS = "weighted_sum_by_nonzero_weights"
 _REDUCTIONS = (SUM_OVER_BATCH_SIZE, SUM, AUTO)
 
 # tf.estimator 2.15's signature-def keys of a head's export outputs.

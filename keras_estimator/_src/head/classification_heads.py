@@ -55,6 +55,9 @@ class MultiClassHead(base_head.WeightedHead):
         name: prefixes the metric keys (`<metric>/<name>`) when given.
     """
 
+    # The first phrases of out-of-range labels' errors (the default's when None).
+    _label_range_phrases: tuple[str, str] | None = None
+
     def __init__(
         self,
         n_classes: int,
@@ -110,7 +113,9 @@ class MultiClassHead(base_head.WeightedHead):
             ids = tf.cast(labels, tf.int64)
         else:
             ids = _vocabulary_ids(labels, self._vocabulary)
-        return head_inputs.check_label_range(ids, self._n_classes)
+        return head_inputs.check_label_range(
+            ids, self._n_classes, phrases=self._label_range_phrases
+        )
 
     def unweighted_loss(self, labels: tf.Tensor, logits: tf.Tensor, features: Any) -> tf.Tensor:
         if self._loss_fn is not None:
@@ -190,6 +195,9 @@ class BinaryClassHead(base_head.WeightedHead):
         name: prefixes the metric keys (`<metric>/<name>`) when given.
     """
 
+    # The first phrases of out-of-range labels' errors (the default's when None).
+    _label_range_phrases: tuple[str, str] | None = None
+
     def __init__(
         self,
         weight_column: Any = None,
@@ -227,7 +235,7 @@ class BinaryClassHead(base_head.WeightedHead):
                 "label_vocabulary=[negative, positive], or 0/1 labels."
             )
         labels = tf.cast(labels, tf.float32)
-        return head_inputs.check_label_range(labels, 2)
+        return head_inputs.check_label_range(labels, 2, phrases=self._label_range_phrases)
 
     def unweighted_loss(self, labels: tf.Tensor, logits: tf.Tensor, features: Any) -> tf.Tensor:
         if self._loss_fn is not None:
@@ -260,7 +268,7 @@ class BinaryClassHead(base_head.WeightedHead):
             key("prediction/mean"): base_head.mean_metric("prediction/mean"),
             key("label/mean"): base_head.mean_metric("label/mean"),
             key("accuracy_baseline"): AccuracyBaseline(name="accuracy_baseline"),
-            key("auc"): keras.metrics.AUC(num_thresholds=200, curve="ROC", name="auc"),
+            key("auc"): self._roc_auc(),
             key("auc_precision_recall"): self._precision_recall_auc(),
             **self.regularization_metrics(regularization_losses),
         }
@@ -276,6 +284,10 @@ class BinaryClassHead(base_head.WeightedHead):
                 thresholds=threshold, name=f"recall/{suffix}"
             )
         return metrics
+
+    def _roc_auc(self) -> keras.metrics.Metric:
+        """The `auc` metric (the tf.compat.v1 classifiers' computes it as 2.15's v1 head did)."""
+        return keras.metrics.AUC(num_thresholds=200, curve="ROC", name="auc")
 
     def _precision_recall_auc(self) -> keras.metrics.Metric:
         """The `auc_precision_recall` metric (BoostedTreesClassifier's computes it as 2.8 did)."""

@@ -139,23 +139,31 @@ def check_labels(labels: Any, logits: tf.Tensor, labels_dimension: int) -> tf.Te
         return tf.identity(labels)
 
 
-def check_label_range(labels: tf.Tensor, n_classes: int, message: str | None = None) -> tf.Tensor:
+def check_label_range(
+    labels: tf.Tensor,
+    n_classes: int,
+    message: str | None = None,
+    phrases: tuple[str, str] | None = None,
+) -> tf.Tensor:
     """`labels`, checked to be in `[0, n_classes - 1]`.
 
     Eagerly a ValueError, as 2.15's heads raised; in a traced step an
     assertion that fails the step when it runs. `message` replaces the
-    default messages (2.15's `check_label_range` took one too).
+    default messages (2.15's `check_label_range` took one too); `phrases`
+    replaces their first phrases (above the range, below it), as the
+    tf.compat.v1 heads worded them.
     """
+    above, below = phrases or ("Labels must be <= n_classes - 1", "Labels must be >= 0")
     if tf.executing_eagerly():
         received = labels.numpy().ravel().tolist()
         if bool(tf.reduce_any(labels > tf.cast(n_classes - 1, labels.dtype))):
             raise ValueError(
-                f"{message or f'Labels must be <= {n_classes} - 1'}, got {received}. "
+                f"{message or above.replace('n_classes', str(n_classes))}, got {received}. "
                 f"Give class ids in [0, {n_classes}) (0 or 1 for a binary head)."
             )
         if bool(tf.reduce_any(labels < 0)):
             raise ValueError(
-                f"{message or 'Labels must be >= 0'}, got {received}. Give class ids in "
+                f"{message or below}, got {received}. Give class ids in "
                 f"[0, {n_classes}), or labels from label_vocabulary."
             )
         return labels
@@ -163,10 +171,10 @@ def check_label_range(labels: tf.Tensor, n_classes: int, message: str | None = N
         tf.debugging.assert_less_equal(
             labels,
             tf.cast(n_classes - 1, labels.dtype),
-            message=message or f"Labels must be <= n_classes - 1: class ids in [0, {n_classes})",
+            message=message or f"{above}: class ids in [0, {n_classes})",
         ),
         tf.debugging.assert_non_negative(
-            labels, message=message or f"Labels must be >= 0: class ids in [0, {n_classes})"
+            labels, message=message or f"{below}: class ids in [0, {n_classes})"
         ),
     ]
     with tf.control_dependencies(checks):
@@ -335,6 +343,10 @@ def weighted_loss(unreduced: tf.Tensor, weights: Any, loss_reduction: str) -> tf
 
     "sum" sums; "sum_over_batch_size" divides by the number of weighted
     elements, as tf.estimator 2.15 (tf.keras 2's compute_weighted_loss) did.
+    The tf.compat.v1 reductions of the v1 canned heads: "weighted_mean"
+    divides by the sum of the broadcast weights, and
+    "weighted_sum_by_nonzero_weights" by the count of those that are not 0
+    (0 when that is 0, as `tf.compat.v1.losses.compute_weighted_loss`).
     Like that function, it records the reduction on the graph: under a
     MirroredStrategy, a v1 optimizer then divides a mean's loss by the
     replica count and leaves a sum's whole (`tf_internals.distribute`).
@@ -344,6 +356,13 @@ def weighted_loss(unreduced: tf.Tensor, weights: Any, loss_reduction: str) -> tf
     total = tf.reduce_sum(weighted)
     if loss_reduction == "sum":
         return total
+    if loss_reduction == "weighted_mean":
+        broadcast = tf.broadcast_to(tf.cast(weights, tf.float32), tf.shape(weighted))
+        return tf.math.divide_no_nan(total, tf.reduce_sum(broadcast))
+    if loss_reduction == "weighted_sum_by_nonzero_weights":
+        broadcast = tf.broadcast_to(tf.cast(weights, tf.float32), tf.shape(weighted))
+        nonzero = tf.reduce_sum(tf.cast(tf.not_equal(broadcast, 0.0), tf.float32))
+        return tf.math.divide_no_nan(total, nonzero)
     return total / tf.cast(tf.size(weighted), tf.float32)
 
 

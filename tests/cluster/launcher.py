@@ -68,6 +68,8 @@ def run_tasks(
     cluster: dict[str, list[str]],
     tasks: list[tuple[str, int]],
     limit_secs: float = HARD_LIMIT_SECS,
+    script: pathlib.Path = TASK_SCRIPT,
+    python: str = sys.executable,
 ) -> dict[str, TaskResult]:
     """Runs `tasks` (type, index) of `cluster` with `spec`; returns each one's end.
 
@@ -77,6 +79,9 @@ def run_tasks(
         cluster: TF_CONFIG's "cluster".
         tasks: the tasks to start, e.g. [("chief", 0), ("worker", 0)].
         limit_secs: hard limit per process, at most HARD_LIMIT_SECS.
+        script: the program every task runs, given the spec's path.
+        python: the interpreter that runs it (the fixture generators give
+            the tf.estimator 2.15 reference one).
     """
     limit_secs = min(limit_secs, HARD_LIMIT_SECS)
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -96,7 +101,7 @@ def run_tasks(
         )
         log = open(tmp_path / f"{name}.log", "w")  # noqa: SIM115 - closed below
         process = subprocess.Popen(
-            [sys.executable, str(TASK_SCRIPT), str(spec_path)],
+            [python, str(script), str(spec_path)],
             env={**env, "TF_CONFIG": tf_config(cluster, task_type, index)},
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -171,7 +171,7 @@ class VariableStore:
         """Excludes the given variables (e.g. a Keras metric's) from checkpoints."""
         ids = {id(v) for v in map(as_tf_variable, variables) if v is not None}
         for entry in [*self._entries.values(), *self._pending.values()]:
-            if id(entry.variable) in ids:
+            if not ids.isdisjoint(_ids_of(entry.variable)):
                 entry.is_local = True
 
     def mark_metric(self, key: str, metric: Any) -> None:
@@ -184,7 +184,11 @@ class VariableStore:
                 report what training added to it. tf.estimator 2.15 refused it
                 too (RuntimeError "Attempting to capture an EagerTensor").
         """
-        owned = {id(entry.variable) for entry in [*self._entries.values(), *self._pending.values()]}
+        owned = {
+            id_
+            for entry in [*self._entries.values(), *self._pending.values()]
+            for id_ in _ids_of(entry.variable)
+        }
         outside = [
             v for v in map(as_tf_variable, metric.variables) if v is not None and id(v) not in owned
         ]
@@ -515,6 +519,19 @@ def as_tf_variable(value: Any) -> tf.Variable | None:
     if isinstance(inner, tf.Variable) and hasattr(value, "path"):
         return inner
     return None
+
+
+def _ids_of(variable: Any) -> set[int]:
+    """The ids a trace may hold `variable` by: its own, and its per-device copies'.
+
+    A trace outside the store's strategy (evaluate() without eval_distribute)
+    gets a sync-on-read variable's first copy (`_wants_component`), so a
+    metric made there holds that copy, not the strategy's variable.
+    """
+    ids = {id(variable)}
+    if isinstance(variable, tf.distribute.DistributedValues):
+        ids.update(map(id, variable.values))
+    return ids
 
 
 def _wants_component(variable: Any) -> bool:

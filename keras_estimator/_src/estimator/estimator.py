@@ -124,7 +124,7 @@ class Estimator:
         self._params = dict(params or {})
         self._warm_start_from = as_settings(warm_start_from)
         self._warm_started = False
-        self._strategy = distribute.as_tf2_mirrored(_strategy_of(self._config))
+        self._strategy = distribute.as_tf2_strategy(_strategy_of(self._config))
         # Two MirroredStrategy objects share collective keys; see the module.
         collective_keys.own_keys(self._strategy)
         self._store = VariableStore(self._strategy)

@@ -8,12 +8,14 @@ the eager context's `_context_handle`, `coordination_service` and
 `configure_coordination_service`, the `coordination_config_pb2` protos
 (`CoordinatedJob`, `CoordinationServiceConfig.cluster_register_with_barrier`)
 `input_ops.auto_shard_dataset`, `values.PerReplicaSpec` with its
-`_value_specs`, and `MirroredExtended._cross_device_ops`.
+`_value_specs`, `MirroredExtended._cross_device_ops`, and a strategy's
+`extended._container_strategy_weakref`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import weakref
 from typing import Any
 
 TOUCHES = (
@@ -32,6 +34,8 @@ TOUCHES = (
     "tensorflow.python.distribute.values:PerReplicaSpec",
     "tensorflow.python.distribute.values:PerReplicaSpec()._value_specs",
     "tensorflow.python.distribute.mirrored_strategy:MirroredExtended()._cross_device_ops",
+    "tensorflow.python.distribute.mirrored_strategy"
+    ":MirroredExtended()._container_strategy_weakref",
 )
 
 
@@ -195,22 +199,51 @@ def as_read_in_a_loop(element_spec: Any) -> Any:
     return tf.nest.map_structure(per_replica, element_spec)
 
 
-def as_tf2_mirrored(strategy: Any) -> Any:
-    """A `tf.compat.v1.distribute.MirroredStrategy` as TF2's, over the same devices.
+def as_tf2_strategy(strategy: Any) -> Any:
+    """A tf.compat.v1 `MirroredStrategy` or `MultiWorkerMirroredStrategy` as TF2's.
 
-    TF1-era programs give `RunConfig` the v1 class, a sibling of TF2's (not
-    a subclass) whose `run` returns nested results otherwise; the Estimator
-    runs TF2's with the same devices and cross-device ops, as 2.15 ran
-    either. Any other strategy is returned as given.
+    TF1-era programs give `RunConfig` the v1 classes, siblings of TF2's (not
+    subclasses) whose `run` returns nested results; the Estimator runs TF2's,
+    as 2.15 ran either. Any other strategy is returned as given.
     """
     import tensorflow as tf
 
+    if isinstance(strategy, tf.compat.v1.distribute.experimental.MultiWorkerMirroredStrategy):
+        return _as_tf2_multi_worker(strategy)
     if not isinstance(strategy, tf.compat.v1.distribute.MirroredStrategy) or isinstance(
         strategy, tf.distribute.MirroredStrategy
     ):
         return strategy
+    # Over the same devices and cross-device ops.
     extended = strategy.extended
     return tf.distribute.MirroredStrategy(
         devices=list(extended.worker_devices),
         cross_device_ops=getattr(extended, "_cross_device_ops", None),
     )
+
+
+# Each v1 multi-worker strategy's TF2 view, kept as long as the strategy is.
+_TF2_MULTI_WORKER_VIEWS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _as_tf2_multi_worker(strategy: Any) -> Any:
+    """TF2's `MultiWorkerMirroredStrategy` over the v1 strategy's own workers.
+
+    Checked on TensorFlow 2.21. Both classes wrap the same
+    `CollectiveAllReduceExtended`, which joined the cluster when the v1
+    strategy was made (its server, collective ops and coordination service
+    are the process's; a second strategy cannot start them again). The view
+    is TF2's class around that very extended object, which then names the
+    view as its strategy, as `Strategy.__deepcopy__` re-points a copy's. The
+    same view is returned for the same strategy.
+    """
+    import tensorflow as tf
+
+    view = _TF2_MULTI_WORKER_VIEWS.get(strategy)
+    if view is None:
+        cls = tf.distribute.MultiWorkerMirroredStrategy
+        view = cls.__new__(cls)
+        tf.distribute.Strategy.__init__(view, strategy.extended)
+        strategy.extended._container_strategy_weakref = weakref.ref(view)
+        _TF2_MULTI_WORKER_VIEWS[strategy] = view
+    return view

@@ -32,6 +32,7 @@ from keras_estimator._src.base.tf_config import TaskType
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.distribute import multi_worker as _multi_worker
 from keras_estimator._src.engine import ps_training as _ps_training
+from keras_estimator._src.tf_internals import distribute
 from keras_estimator._src.training.training_evaluation import Evaluator
 
 logger = logging.getLogger("keras_estimator")
@@ -99,7 +100,9 @@ def _run_ps(estimator: Any) -> tuple[None, None]:
 def _run_trainer(estimator: Any, train_spec: Any) -> tuple[None, None]:
     """A chief or worker trains, in step with the rest of the cluster."""
     config = estimator.config
-    strategy = config.train_distribute
+    # The tf.compat.v1 MultiWorkerMirroredStrategy trains as TF2's (the
+    # Estimator runs that view of it).
+    strategy = distribute.as_tf2_strategy(config.train_distribute)
     trains_together = _multi_worker.is_multi_worker(
         strategy
     ) or _ps_training.is_parameter_server_strategy(strategy)
@@ -108,7 +111,7 @@ def _run_trainer(estimator: Any, train_spec: Any) -> tuple[None, None]:
         raise ValueError(
             f"TF_CONFIG makes this task {config.task_type}:{config.task_id} of the "
             f"training cluster {jobs}, but RunConfig.train_distribute is "
-            f"{strategy!r}, which does not train across tasks: each task would "
+            f"{config.train_distribute!r}, which does not train across tasks: each task would "
             "train a model of its own. Pass train_distribute="
             "keras_estimator.experimental.multi_worker_strategy() (or "
             "tf.distribute.MultiWorkerMirroredStrategy()) on every task."

@@ -505,6 +505,14 @@ def check_migrate_mirrored_strategy(r):
     assert r["variable_names"] == DENSE_1_VARIABLES
 
 
+def check_migrate_multi_worker_cpu_gpu(r):
+    _check_one_dense_train_and_evaluate(r)
+    # TF_CONFIG deleted before the Estimator is made: local training.
+    assert r["task_type"] == "worker"
+    assert r["is_chief"]
+    assert r["num_worker_replicas"] == 1
+
+
 CASES = [
     pytest.param("migration_guide_model_fn.py", check_migration_guide_model_fn),
     pytest.param(
@@ -585,6 +593,7 @@ CASES = [
     ),
     pytest.param("migrate_evaluator.py", check_migrate_evaluator),
     pytest.param("migrate_mirrored_strategy.py", check_migrate_mirrored_strategy),
+    pytest.param("migrate_multi_worker_cpu_gpu.py", check_migrate_multi_worker_cpu_gpu),
     pytest.param(
         "migrate_checkpoint_saver.py",
         check_migrate_checkpoint_saver_one_eval_event_file,

@@ -513,6 +513,38 @@ def check_migrate_multi_worker_cpu_gpu(r):
     assert r["num_worker_replicas"] == 1
 
 
+def check_migrate_saved_model(r):
+    # add_two(5) = 7 through every TF1 save and both loaders, 2.15's
+    # signatures (deterministic: 2.15 in every run).
+    signature = [["input"], ["output"], "tensorflow/serving/predict"]
+    assert r["outputs"] == {
+        "tf1 saved-model-builder": 7.0, "tf1 simple-save": 7.0,
+        "tf1 estimator-model": [7.0],
+        "tf2 saved-model-builder": 7.0, "tf2 simple-save": 7.0,
+        "tf2 estimator-model": [7.0],
+        "tf1 signature saved-model-builder": signature,
+        "tf1 signature simple-save": signature,
+        "tf1 signature estimator-model": signature,
+    }
+    assert r["global_step"] == 1
+    assert r["checkpoint_dir_has_latest"] == "model.ckpt-1"
+    # export_saved_model returns bytes, as 2.15's did, of a timestamped dir.
+    assert r["export_path_type"] == "bytes"
+    assert r["exported_parent"] == "exported-estimator"
+    assert r["export_is_timestamped"]
+    assert r["builder_files"] == ["saved_model.pb", "variables"]
+    assert r["estimator_model_variables"] == [
+        "variables.data-00000-of-00001", "variables.index",
+    ]
+
+
+
+def check_migrate_saved_model_export_files(r):
+    # 2.15's export held only these (TensorFlow 2's writer adds
+    # fingerprint.pb and an empty assets/: docs/differences.md).
+    assert r["estimator_model_files"] == ["saved_model.pb", "variables"]
+
+
 CASES = [
     pytest.param("migration_guide_model_fn.py", check_migration_guide_model_fn),
     pytest.param(
@@ -594,6 +626,20 @@ CASES = [
     pytest.param("migrate_evaluator.py", check_migrate_evaluator),
     pytest.param("migrate_mirrored_strategy.py", check_migrate_mirrored_strategy),
     pytest.param("migrate_multi_worker_cpu_gpu.py", check_migrate_multi_worker_cpu_gpu),
+    pytest.param("migrate_saved_model.py", check_migrate_saved_model),
+    pytest.param(
+        "migrate_saved_model.py",
+        check_migrate_saved_model_export_files,
+        id="migrate_saved_model.py-export-files",
+        marks=[
+            pytest.mark.slow,
+            pytest.mark.xfail(
+                strict=True,
+                reason="the export also holds fingerprint.pb and an empty assets/ "
+                "(TensorFlow 2's SavedModel writer); docs/differences.md",
+            ),
+        ],
+    ),
     pytest.param(
         "migrate_checkpoint_saver.py",
         check_migrate_checkpoint_saver_one_eval_event_file,

@@ -545,6 +545,25 @@ def check_migrate_saved_model_export_files(r):
     assert r["estimator_model_files"] == ["saved_model.pb", "variables"]
 
 
+def check_migrate_checkpoints_estimator(r):
+    # Deterministic: 2.15's figures in every run. A name-based checkpoint,
+    # then Scaffold(saver=tf.train.Checkpoint(...)) warm-started from it.
+    assert r["checkpoints"] == {
+        "est-tf1/model.ckpt-1": {
+            "global_step": [[], "int64", 1], "var": [[], "float32", 2.0],
+        },
+        "est-tf2/model.ckpt-1": {
+            "step/.ATTRIBUTES/VARIABLE_VALUE": [[], "int64", 1],
+            "var_list/var/.ATTRIBUTES/VARIABLE_VALUE": [[], "float32", 4.0],
+        },
+    }
+    assert r["tf2_variable_names"] == [
+        "_CHECKPOINTABLE_OBJECT_GRAPH",
+        "step/.ATTRIBUTES/VARIABLE_VALUE",
+        "var_list/var/.ATTRIBUTES/VARIABLE_VALUE",
+    ]
+    assert r["var_after_warm_start"] == 4.0
+
 CASES = [
     pytest.param("migration_guide_model_fn.py", check_migration_guide_model_fn),
     pytest.param(
@@ -640,6 +659,7 @@ CASES = [
             ),
         ],
     ),
+    pytest.param("migrate_checkpoints_estimator.py", check_migrate_checkpoints_estimator),
     pytest.param(
         "migrate_checkpoint_saver.py",
         check_migrate_checkpoint_saver_one_eval_event_file,

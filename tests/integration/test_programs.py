@@ -394,7 +394,6 @@ DENSE_1_VARIABLES = [
 ]
 
 
-
 def check_migrate_logging_stop_hook(r):
     # StopAtStepHook(num_steps=2) ends train() without steps after 2 steps.
     assert r["global_step"] == 2
@@ -418,7 +417,6 @@ def check_migrate_logging_stop_hook(r):
     # Two Adagrad(0.05) steps from a zero bias with the accumulator at 0.1:
     # each moves it by less than 0.05. 2.15 (unseeded kernel) -0.088..0.093.
     assert 0 < abs(r["final_bias"]) < 0.1
-
 
 
 def check_migrate_logging_stop_hook_values_before_the_step(r):
@@ -446,7 +444,6 @@ DNN_HISTOGRAM_TAGS = [
 ]
 
 
-
 def check_migrate_tensorboard(r):
     # save_summary_steps=1, save_checkpoints_steps=1, throttle_secs=0: the
     # training summaries at steps 1..10 and an evaluation after each save.
@@ -461,7 +458,6 @@ def check_migrate_tensorboard(r):
     # 0.55, average loss 2.066 to 2.115 (chance: 0.1 and ln(10) = 2.303).
     assert 0.15 < r["eval_accuracy_at_10"] < 0.75
     assert 1.95 < r["eval_average_loss_at_10"] < 2.25
-
 
 
 def check_migrate_tensorboard_input_queue_summary(r):
@@ -496,7 +492,6 @@ def _check_one_dense_train_and_evaluate(r):
     assert r["has_eval_dir"]
     # The unseeded kernel decides it: 2.15 over 7 runs 0.024 to 89.5.
     assert 0 <= r["eval_loss"] < 500
-
 
 
 def check_migrate_mirrored_strategy(r):
@@ -538,7 +533,6 @@ def check_migrate_saved_model(r):
     ]
 
 
-
 def check_migrate_saved_model_export_files(r):
     # 2.15's export held only these (TensorFlow 2's writer adds
     # fingerprint.pb and an empty assets/: docs/differences.md).
@@ -563,6 +557,7 @@ def check_migrate_checkpoints_estimator(r):
         "var_list/var/.ATTRIBUTES/VARIABLE_VALUE",
     ]
     assert r["var_after_warm_start"] == 4.0
+
 
 CASES = [
     pytest.param("migration_guide_model_fn.py", check_migration_guide_model_fn),

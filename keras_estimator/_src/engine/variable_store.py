@@ -554,8 +554,16 @@ def _wants_component(variable: Any) -> bool:
 
 
 def _qualified_name(name: str | None) -> str:
-    """The TF1 name a variable created here would get (without ':0')."""
-    base = (name or "Variable").split(":")[0].rstrip("/")
+    """The TF1 name a variable created here would get (without ':0').
+
+    A name ending in '/' is whole, as TensorFlow's name scopes read it: a v1
+    optimizer names its slots so (`w/Adam/`), and in TF1 a slot was named
+    after its variable alone, whatever name scope `minimize` ran in.
+    """
+    raw = (name or "Variable").split(":")[0]
+    if raw.endswith("/") and raw.strip("/"):
+        return raw.rstrip("/")
+    base = raw.rstrip("/")
     keras_path = keras_naming.keras_scope_path()
     if keras_path and "/" not in base:
         return f"{keras_path}/{base}"

@@ -496,8 +496,9 @@ def get_v1_optimizer(spec: Any, learning_rate: float) -> V1Optimizer:
     )
 
 
-def _from_v1(optimizer: Any) -> V1Optimizer:
-    kind = _BY_CLASS.get(type(optimizer).__name__)
+def _from_v1(optimizer: Any) -> V1Optimizer | ProgramOptimizer:
+    tf_kind = v1_optimizer_settings.tf_kind(optimizer)
+    kind = _BY_CLASS.get(tf_kind) if tf_kind is not None else None
     if kind is None and v1_optimizer_settings.updates_nothing(optimizer):
         # 2.15 called the optimizer's update, which raised NotImplementedError.
         raise NotImplementedError(
@@ -508,10 +509,44 @@ def _from_v1(optimizer: Any) -> V1Optimizer:
         )
     settings = v1_optimizer_settings.v1_optimizer_settings(optimizer)
     if kind is None or settings is None:
-        raise ValueError(
-            f"The v1 canned estimators train with the tf.compat.v1.train optimizers "
-            f"{sorted(_BY_CLASS)}; got a {type(optimizer).__name__}. Pass one of those."
-        )
+        return ProgramOptimizer(optimizer)
     slot_names = v1_optimizer_settings.ftrl_slot_names(optimizer) if kind == "ftrl" else {}
     return V1Optimizer(kind, name=optimizer.get_name(), slot_names=slot_names, **settings)
 
+
+
+
+class ProgramOptimizer:
+    """A program's own `tf.compat.v1.train.Optimizer` subclass, run as it is.
+
+    2.15's v1 canned estimators called any such optimizer's `minimize`; so
+    does this class, in the step's trace, with the variables to train. Its
+    slots are named as 2.15 named them (`<variable>/<slot_prefix><name>`,
+    `slots_named_under`), and variables of its own that are not slots
+    (Adam's `beta1_power`) in `scope`, as the head's scope named them. Under a strategy the
+    optimizer scales the loss and sums the replicas' gradients itself, as
+    tf.compat.v1.train optimizers do.
+    """
+
+    def __init__(self, optimizer: Any) -> None:
+        self._optimizer = optimizer
+
+    @property
+    def name(self) -> str:
+        return self._optimizer.get_name()  # type: ignore[no-any-return]
+
+    def minimize(
+        self,
+        loss: tf.Tensor,
+        variables: Sequence[Any],
+        slot_prefix: str,
+        scope: str,
+        increment_global_step: bool = True,
+    ) -> Any:
+        """The train op, as `V1Optimizer.minimize`."""
+        global_step = tf.compat.v1.train.get_global_step() if increment_global_step else None
+        with (
+            tf.compat.v1.name_scope(scope or None),
+            v1_optimizer_settings.slots_named_under(self._optimizer, slot_prefix),
+        ):
+            return self._optimizer.minimize(loss, global_step=global_step, var_list=list(variables))

@@ -8,12 +8,15 @@ v1 canned estimators read them there to carry an optimizer instance's
 settings over.
 
 Private symbols touched: those attributes of the nine optimizer classes in
-`_ATTRIBUTES`, and Ftrl's `_accum_name` / `_linear_name` (the names of its
-slots).
+`_ATTRIBUTES`, Ftrl's `_accum_name` / `_linear_name` (the names of its
+slots), the base class's update methods (`updates_nothing`, `tf_kind`) and
+its `_name`, which names the slots it makes (`slots_named_under`).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 # Class name -> (its module, {constructor argument: the attribute holding it}).
@@ -94,17 +97,39 @@ TOUCHES = tuple(
 ) + tuple(
     f"tensorflow.python.training.ftrl:FtrlOptimizer().{attribute}"
     for attribute in _FTRL_SLOT_NAMES.values()
-) + ("tensorflow.python.training.optimizer:Optimizer._resource_apply_dense",)
+) + (
+    "tensorflow.python.training.optimizer:Optimizer._resource_apply_dense",
+    "tensorflow.python.training.optimizer:Optimizer()._name",
+)
+
+# What a v1 optimizer's update runs through: a subclass replacing one of
+# them updates its variables otherwise than its TensorFlow base class.
+_UPDATE_METHODS = (
+    "minimize",
+    "compute_gradients",
+    "apply_gradients",
+    "_create_slots",
+    "_prepare",
+    "_apply_dense",
+    "_resource_apply_dense",
+    "_apply_sparse",
+    "_apply_sparse_duplicate_indices",
+    "_resource_apply_sparse",
+    "_resource_apply_sparse_duplicate_indices",
+    "_finish",
+)
 
 
 def v1_optimizer_settings(optimizer: Any) -> dict[str, Any] | None:
     """The constructor arguments of `optimizer`, by name; None for another class.
 
     Args:
-        optimizer: a `tf.compat.v1.train` optimizer; its class is matched by
-            name (`AdagradOptimizer`, `AdamOptimizer`, ...).
+        optimizer: a `tf.compat.v1.train` optimizer of one of the classes of
+            `_ATTRIBUTES` (`AdagradOptimizer`, `AdamOptimizer`, ...), or of a
+            subclass that changes none of its update methods (`tf_kind`).
     """
-    known = _ATTRIBUTES.get(type(optimizer).__name__)
+    kind = tf_kind(optimizer)
+    known = _ATTRIBUTES.get(kind) if kind is not None else None
     if known is None:
         return None
     return {name: getattr(optimizer, attribute) for name, attribute in known[1].items()}
@@ -127,3 +152,37 @@ def updates_nothing(optimizer: Any) -> bool:
 
     base = tf.compat.v1.train.Optimizer
     return type(optimizer)._resource_apply_dense is base._resource_apply_dense
+
+
+def tf_kind(optimizer: Any) -> str | None:
+    """The `tf.compat.v1.train` class whose update `optimizer` runs, by name.
+
+    That class itself, or a subclass of it replacing none of the methods an
+    update runs through (a subclass adding a name or a docstring); None for
+    any other optimizer, whose update is its own.
+    """
+    for cls in type(optimizer).__mro__:
+        if cls.__name__ in _ATTRIBUTES and cls.__module__.startswith("tensorflow."):
+            changed = any(
+                getattr(type(optimizer), method, None) is not getattr(cls, method, None)
+                for method in _UPDATE_METHODS
+            )
+            return None if changed else cls.__name__
+    return None
+
+
+@contextlib.contextmanager
+def slots_named_under(optimizer: Any, prefix: str) -> Iterator[None]:
+    """While open, the slots `optimizer` makes are named `<variable>/<prefix><its name>`.
+
+    Checked on TensorFlow 2.21: a v1 optimizer names each slot by the name it
+    was made with (`_name`), after the variable's; 2.15's canned models put
+    `part_0/` or `t_0/` between the two. The update's name scope takes the
+    prefix too.
+    """
+    name = optimizer._name
+    optimizer._name = f"{prefix}{name}"
+    try:
+        yield
+    finally:
+        optimizer._name = name

@@ -213,7 +213,7 @@ def test_a_bad_optimizer_raises_2_15s_error_at_the_first_train(estimator, case, 
 
 
 def test_a_v2_loss_reduction_is_rejected_as_2_15_rejected_it():
-    with pytest.raises(ValueError, match=r"'sum_over_batch_size'"):
+    with pytest.raises(ValueError, match=r"^Invalid loss_reduction: sum_over_batch_size\."):
         v1_estimators.DNNRegressor([2], COLUMNS, loss_reduction="sum_over_batch_size")
     est = v1_estimators.LinearRegressor(
         COLUMNS, loss_reduction=tf.compat.v1.losses.Reduction.SUM_OVER_BATCH_SIZE

@@ -4,8 +4,8 @@
 returned on the fixture's model_dirs (all 569 breast-cancer rows, batches of
 100; see `make_tf28_boosted_trees_eval_fixture.py`). 2.8's binary
 BoostedTreesClassifier computed `auc_precision_recall` with
-`tf.compat.v1.metrics.auc`'s trapezoidal rule, which `TrapezoidalPrAuc`
-reproduces; `BinaryClassHead`'s interpolated PR AUC gave 0.97597 where 2.8
+`tf.compat.v1.metrics.auc`'s trapezoidal rule, which the v1 heads' `V1Auc`
+reproduces (for both curves, below); `BinaryClassHead`'s interpolated PR AUC gave 0.97597 where 2.8
 gave 0.98287.
 """
 
@@ -21,7 +21,7 @@ import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keras_estimator._src.canned.boosted_trees_head import TrapezoidalPrAuc
+from keras_estimator._src.head.v1_heads import V1Auc
 from tests.fixtures import make_tf28_boosted_trees_eval_fixture as tf28_eval
 from tests.fixtures import make_tf28_boosted_trees_fixture as tf28
 
@@ -65,24 +65,34 @@ def test_tf28_model_dirs_evaluate_to_tf28s_metrics(case, tmp_path):
     )
     assert sorted(metrics) == sorted(expected)
     for key, value in expected.items():
-        np.testing.assert_allclose(metrics[key], value, rtol=1e-6, atol=1e-7, err_msg=key)
+        np.testing.assert_allclose(
+            metrics[key], value, rtol=1e-6, atol=1e-7, err_msg=key
+        )
 
 
-def _v1_pr_auc(batches):
-    """tf.compat.v1.metrics.auc(curve='PR') (trapezoidal, 200 thresholds) over the batches."""
+def _v1_auc(batches, curve):
+    """tf.compat.v1.metrics.auc (trapezoidal, 200 thresholds) over the batches."""
     with tf.Graph().as_default():
         labels = tf.compat.v1.placeholder(tf.float32, [None])
         predictions = tf.compat.v1.placeholder(tf.float32, [None])
         weights = tf.compat.v1.placeholder(tf.float32, [None])
         value, update = tf.compat.v1.metrics.auc(
-            labels, predictions, weights=weights, curve="PR", summation_method="trapezoidal"
+            labels,
+            predictions,
+            weights=weights,
+            curve=curve,
+            summation_method="trapezoidal",
         )
         with tf.compat.v1.Session() as session:
             session.run(tf.compat.v1.local_variables_initializer())
             for batch_labels, batch_predictions, batch_weights in batches:
                 session.run(
                     update,
-                    {labels: batch_labels, predictions: batch_predictions, weights: batch_weights},
+                    {
+                        labels: batch_labels,
+                        predictions: batch_predictions,
+                        weights: batch_weights,
+                    },
                 )
             return session.run(value)
 
@@ -98,23 +108,26 @@ _row = st.tuples(
 _batches = st.lists(st.lists(_row, min_size=1, max_size=12), min_size=1, max_size=3)
 
 
-@given(_batches)
-def test_trapezoidal_pr_auc_is_tf_v1_metrics_auc(batches):
+@pytest.mark.parametrize("curve", ["PR", "ROC"])
+@given(batches=_batches)
+def test_v1_auc_is_tf_v1_metrics_auc(curve, batches):
     arrays = [
-        tuple(np.asarray(column, dtype=np.float32) for column in zip(*rows, strict=True))
+        tuple(
+            np.asarray(column, dtype=np.float32) for column in zip(*rows, strict=True)
+        )
         for rows in batches
     ]
-    metric = TrapezoidalPrAuc()
+    metric = V1Auc(curve=curve)
     for labels, predictions, weights in arrays:
         metric.update_state(labels, predictions, weights)
     np.testing.assert_allclose(
-        float(metric.result()), _v1_pr_auc(arrays), rtol=1e-6, atol=1e-6
+        float(metric.result()), _v1_auc(arrays, curve), rtol=1e-6, atol=1e-6
     )
     metric.reset_state()
     metric.update_state(arrays[0][0], arrays[0][1])
     np.testing.assert_allclose(
         float(metric.result()),
-        _v1_pr_auc([(arrays[0][0], arrays[0][1], np.ones_like(arrays[0][0]))]),
+        _v1_auc([(arrays[0][0], arrays[0][1], np.ones_like(arrays[0][0]))], curve),
         rtol=1e-6,
         atol=1e-6,
     )

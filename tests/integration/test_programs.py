@@ -559,6 +559,29 @@ def check_migrate_checkpoints_estimator(r):
     assert r["var_after_warm_start"] == 4.0
 
 
+
+def check_migrate_feature_columns_estimator(r):
+    # 3 examples in batches of 1, no steps: 3 steps; 2.15's variables (the
+    # embedding of 3 words and 1 OOV bucket, 3 + 4 + 1 inputs to one unit).
+    assert r["global_step"] == 3
+    assert r["variables"] == {
+        "dnn/hiddenlayer_0/bias": [1],
+        "dnn/hiddenlayer_0/kernel": [8, 1],
+        "dnn/input_from_feature_columns/input_layer/size_embedding/embedding_weights": [4, 4],
+        "dnn/logits/bias": [1],
+        "dnn/logits/kernel": [1, 1],
+    }
+    assert r["prediction"] == {
+        "all_class_ids": ["int32", [2]], "all_classes": ["object", [2]],
+        "class_ids": ["int64", [1]], "classes": ["object", [1]],
+        "logistic": ["float32", [1]], "logits": ["float32", [1]],
+        "probabilities": ["float32", [2]],
+    }
+    assert r["probabilities_sum"] == pytest.approx(1.0)
+    # Unseeded, one hidden unit: 2.15 over 8 runs P(1) 0.043 to 0.743.
+    assert 0 < r["probability_of_1"] < 1
+    assert r["class_id"] == int(r["probability_of_1"] > 0.5)
+
 CASES = [
     pytest.param("migration_guide_model_fn.py", check_migration_guide_model_fn),
     pytest.param(
@@ -655,6 +678,9 @@ CASES = [
         ],
     ),
     pytest.param("migrate_checkpoints_estimator.py", check_migrate_checkpoints_estimator),
+    pytest.param(
+        "migrate_feature_columns_estimator.py", check_migrate_feature_columns_estimator
+    ),
     pytest.param(
         "migrate_checkpoint_saver.py",
         check_migrate_checkpoint_saver_one_eval_event_file,

@@ -24,6 +24,7 @@ from keras_estimator._src.base.estimator_spec import EstimatorSpec
 from keras_estimator._src.base.export_outputs import PredictOutput
 from keras_estimator._src.base.mode_keys import ALL_MODES, ModeKeys
 from keras_estimator._src.base.run_config import RunConfig
+from keras_estimator._src.base.tf_config import _parse_tf_config
 from tests._models import input_fn, make_data, mlp_model_fn
 
 
@@ -619,9 +620,10 @@ def _malformed_tf_config(draw):
             _with(base, ("cluster", job), value)
         ), f'"cluster"\\["{job}"\\]'
     if case == 5:
-        address = draw(_NOT_ADDRESSES)
+        # Any other address string is taken, as tf.estimator 2.15 took it
+        # (`test_addresses_are_checked_where_the_cluster_is_reached`).
         return (
-            json.dumps(_with(base, ("cluster", "ps", 0), address)),
+            json.dumps(_with(base, ("cluster", "ps", 0), "")),
             r'"cluster"\["ps"\]',
         )
     if case == 6:
@@ -688,7 +690,7 @@ def _malformed_tf_config(draw):
 @example(('{"cluster": [], "task": {"type": "worker", "index": 0}}', '"cluster"'))
 @example(
     (
-        '{"cluster": {"worker": ["h:\\u00b2"]}, "task": {"type": "worker", "index": 0}}',
+        '{"cluster": {"worker": [""]}, "task": {"type": "worker", "index": 0}}',
         "host:port",
     )
 )
@@ -714,16 +716,27 @@ def test_empty_cluster_of_another_type_is_refused(monkeypatch):
 
 def test_port_of_non_ascii_digits_is_refused(monkeypatch):
     # "²".isdigit() is true, and int("²") raised "invalid literal for int()".
-    monkeypatch.setenv(
-        "TF_CONFIG",
-        json.dumps(
-            {
-                "cluster": {"worker": ["h:\u00b2"]},
-                "task": {"type": "worker", "index": 0},
-            }
-        ),
+    text = json.dumps(
+        {"cluster": {"worker": ["h:\u00b2"]}, "task": {"type": "worker", "index": 0}}
     )
-    _raises_clear(RunConfig, r"'h:²' is not a 'host:port' address")
+    _raises_clear(
+        lambda: _parse_tf_config(text, check_addresses=True),
+        r"'h:²' is not a 'host:port' address",
+    )
+
+
+@given(_NOT_ADDRESSES.filter(bool))
+def test_addresses_are_checked_where_the_cluster_is_reached(monkeypatch, address):
+    # tf.estimator 2.15's RunConfig took any address; the strategy helper,
+    # which connects to the cluster, checks them first.
+    text = json.dumps(_with(_BASE_TF_CONFIG, ("cluster", "ps", 0), address))
+    monkeypatch.setenv("TF_CONFIG", text)
+    assert RunConfig().cluster_spec.as_dict()["ps"][0] == address
+    _raises_clear(
+        lambda: _parse_tf_config(text, check_addresses=True),
+        "Invalid TF_CONFIG",
+        r'"cluster"\["ps"\]',
+    )
 
 
 @given(

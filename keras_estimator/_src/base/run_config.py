@@ -658,7 +658,9 @@ class RunConfig:
         eval_distribute = _from_distribute_config(
             "eval_distribute", eval_distribute, experimental_distribute
         )
-        info = _parse_tf_config(os.environ.get(_TF_CONFIG_ENV))
+        info = _parse_tf_config(
+            os.environ.get(_TF_CONFIG_ENV), trains_under_strategy=train_distribute is not None
+        )
         _refuse_remote_cluster(experimental_distribute, train_distribute, info)
         if os.environ.get(_TF_CONFIG_ENV):
             _logger.info("TF_CONFIG: task %s:%d", info.task_type, info.task_id)

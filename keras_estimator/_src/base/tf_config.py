@@ -1,7 +1,7 @@
 """Parsing the `TF_CONFIG` environment variable into cluster facts.
 
 This module owns turning the `TF_CONFIG` text (a JSON object with a `cluster`
-of task type -> list of "host:port" and a `task` of `{"type": ..., "index":
+of task type -> list of addresses and a `task` of `{"type": ..., "index":
 ...}`) into a `_ClusterInfo`: this process's task type and index, the cluster
 spec, the session masters, whether it is the chief, the replica counts and its
 global id. `_parse_tf_config` is the entry point; every other name here is one
@@ -148,7 +148,7 @@ def _read_top_level_fields(tf_config: dict) -> dict[str, Any]:
     }
 
 
-def _read_cluster(tf_config: dict) -> dict[str, list[str]]:
+def _read_cluster(tf_config: dict, check_addresses: bool) -> dict[str, list[str]]:
     """Validates `TF_CONFIG["cluster"]`; returns its non-empty jobs."""
     cluster = tf_config.get("cluster")
     if cluster is None:
@@ -177,8 +177,9 @@ def _read_cluster(tf_config: dict) -> dict[str, list[str]]:
                 f"expected a list of 'host:port' strings, got {addresses!r}",
                 f'Write it as {{"{job}": ["host0:2222", "host1:2222"]}}.',
             )
-        for index, address in enumerate(addresses):
-            _check_address(job, index, address)
+        if check_addresses:
+            for index, address in enumerate(addresses):
+                _check_address(job, index, address)
         if addresses:
             jobs[job] = list(addresses)
     _check_distinct_addresses(jobs)
@@ -200,7 +201,10 @@ def _split_evaluators(jobs: dict[str, list[str]]) -> list[str]:
 def _check_address(job: str, index: int, address: str) -> None:
     """An address must be "host:port" (IPv6 hosts in brackets), port 0-65535.
 
-    Port 0 ("host0:0") is accepted, as tf.estimator 2.15 accepted it.
+    Checked only where this package connects to the cluster
+    (`multi_worker_strategy`): tf.estimator 2.15's RunConfig took any
+    address, with or without a port, and so does `RunConfig` here. Port 0
+    ("host0:0") is accepted.
     """
     host, _, port = address.rpartition(":")
     # isdigit() alone also accepts digits such as "²" that int() refuses.
@@ -426,8 +430,24 @@ def _cluster_info(
     )
 
 
-def _parse_tf_config(env_value: str | None) -> _ClusterInfo:
+def _parse_tf_config(
+    env_value: str | None,
+    trains_under_strategy: bool = False,
+    check_addresses: bool = False,
+) -> _ClusterInfo:
     """Turns the `TF_CONFIG` text (None when unset) into this process's role.
+
+    Args:
+        env_value: the `TF_CONFIG` text.
+        trains_under_strategy: whether the RunConfig has a `train_distribute`.
+            tf.estimator 2.15 then took a cluster without a "master" job and
+            without a "task" (its distribute coordinator was to name the task
+            later): the process has the local worker's properties and the
+            cluster's spec. Without a strategy such a TF_CONFIG is refused, as
+            in 2.15.
+        check_addresses: refuse an address that is not "host:port", for a
+            process about to connect to the cluster. 2.15's RunConfig took
+            any address ("host", "host:"), and so does RunConfig.
 
     Raises:
         ValueError: if `TF_CONFIG` is malformed; the message names the field.
@@ -441,8 +461,15 @@ def _parse_tf_config(env_value: str | None) -> _ClusterInfo:
                 f"expected a string, got {tf_config[key]!r}",
                 f'Set "{key}" to an address string or remove it.',
             )
-    jobs = _read_cluster(tf_config)
+    jobs = _read_cluster(tf_config, check_addresses)
     evaluators = _split_evaluators(jobs)
+    if (
+        jobs
+        and trains_under_strategy
+        and tf_config.get("task") is None
+        and TaskType.MASTER not in jobs
+    ):
+        return _ClusterInfo(cluster_spec=tf.train.ClusterSpec(jobs), **extras)
     if jobs:
         return _cluster_info(tf_config, jobs, extras, evaluators)
     task_type, task_id = _read_task(tf_config, in_cluster=False)

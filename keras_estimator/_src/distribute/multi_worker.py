@@ -349,7 +349,8 @@ def multi_worker_strategy(
         >>> config = keras_estimator.RunConfig(
         ...     train_distribute=multi_worker_strategy(connect_timeout_secs=300))  # doctest: +SKIP
     """
-    info = _parse_tf_config(os.environ.get("TF_CONFIG"))
+    # Addresses are checked before TensorFlow tries to reach them.
+    info = _parse_tf_config(os.environ.get("TF_CONFIG"), check_addresses=True)
     if info.task_type == TaskType.EVALUATOR:
         logger.info("Task evaluator:%d evaluates without a training strategy.", info.task_id)
         return None

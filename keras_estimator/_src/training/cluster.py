@@ -23,12 +23,13 @@ The clock and the sleep are module functions so tests can replace them.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.base.tf_config import TaskType
+from keras_estimator._src.base.tf_config import TaskType, _load_tf_config
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.distribute import multi_worker as _multi_worker
 from keras_estimator._src.engine import ps_training as _ps_training
@@ -58,12 +59,23 @@ def run_task(
     """Runs this task's part of a distributed `train_and_evaluate`.
 
     Raises:
-        ValueError: the task type cannot run here (a second evaluator, a
-            legacy `master` beside other tasks), or training tasks have no
-            strategy that trains them together.
+        ValueError: TF_CONFIG names no task, the task type cannot run here
+            (a second evaluator, a legacy `master` beside other tasks), or
+            training tasks have no strategy that trains them together.
     """
     config = estimator.config
     task = config.task_type
+    tf_config = _load_tf_config(os.environ.get("TF_CONFIG"))
+    if tf_config.get("cluster") and "task" not in tf_config:
+        # RunConfig(train_distribute=...) takes such a TF_CONFIG, as 2.15's
+        # did; 2.15's train_and_evaluate then failed inside its strategy.
+        raise ValueError(
+            f'If "cluster" is set in TF_CONFIG, task type must be set. TF_CONFIG '
+            f"names the cluster {config.cluster_spec.as_dict()} but no \"task\", so "
+            "train_and_evaluate cannot tell this process's part in it. Add "
+            '"task": {"type": ..., "index": ...} to TF_CONFIG on every task, or '
+            'remove "cluster" to train and evaluate locally.'
+        )
     if task == TaskType.EVALUATOR:
         return run_evaluator(estimator, train_spec, eval_spec, evaluator_timeout_secs)
     if task == TaskType.PS or _ps_training.serves_instead_of_training(config):

@@ -440,9 +440,9 @@ class DeferredOptimizer:
     def __init__(self, spec: Any, learning_rate: float) -> None:
         self._spec = spec
         self._learning_rate = learning_rate
-        self._optimizer: V1Optimizer | None = None
+        self._optimizer: V1Optimizer | ProgramOptimizer | None = None
 
-    def get(self) -> V1Optimizer:
+    def get(self) -> V1Optimizer | ProgramOptimizer:
         if self._optimizer is not None:
             return self._optimizer
         optimizer = get_v1_optimizer(self._spec, self._learning_rate)
@@ -455,7 +455,7 @@ def _is_factory(spec: Any) -> bool:
     return callable(spec) and not isinstance(spec, (V1Optimizer, tf.compat.v1.train.Optimizer))
 
 
-def get_v1_optimizer(spec: Any, learning_rate: float) -> V1Optimizer:
+def get_v1_optimizer(spec: Any, learning_rate: float) -> V1Optimizer | ProgramOptimizer:
     """A `V1Optimizer` from what a v1 canned estimator's `optimizer` argument took.
 
     Args:

@@ -146,12 +146,19 @@ def updates_nothing(optimizer: Any) -> bool:
 
     Checked on TensorFlow 2.21: the base class's `_resource_apply_dense`
     raises NotImplementedError, so a subclass that does not replace it
-    cannot update a resource variable.
+    cannot update a resource variable. It is reached only through the
+    base class's `minimize` and `apply_gradients`: an optimizer replacing
+    either (one delegating `minimize` to an optimizer it holds) trained in
+    2.15 and is run as it is.
     """
     import tensorflow as tf
 
     base = tf.compat.v1.train.Optimizer
-    return type(optimizer)._resource_apply_dense is base._resource_apply_dense
+    for name in ("minimize", "apply_gradients", "_resource_apply_dense"):
+        method = getattr(optimizer, name, None)
+        if getattr(method, "__func__", None) is not getattr(base, name):
+            return False
+    return True
 
 
 def tf_kind(optimizer: Any) -> str | None:

@@ -1,6 +1,8 @@
 """The loop's stop-at-step callback and the fusion plan callbacks produce."""
 
 import keras
+from hypothesis import given
+from hypothesis import strategies as st
 
 from keras_estimator._src.base.session_run_hook import SessionRunHook
 from keras_estimator._src.engine import loop as _loop
@@ -87,3 +89,53 @@ def test_step_planner_checks_callback_kinds_once_and_plans_as_before():
     assert _loop.StepPlanner([*callbacks, BatchCallback()])(0) == 1
     assert _loop.StepPlanner(callbacks, loop_length=100)(200) == 50
     assert _loop.StepPlanner([BatchCallback()], loop_length=100)(0) == 100
+
+
+class _Asks(keras.callbacks.Callback):
+    """Plans from a table: global step -> steps (None: no need)."""
+
+    def __init__(self, table, at_least_one=False):
+        super().__init__()
+        self.table = table
+        if at_least_one:
+            self.plans_a_step = True
+
+    def steps_until_needed(self, global_step):
+        return self.table.get(global_step)
+
+    steps_until_stop = steps_until_needed
+
+
+@given(
+    tables=st.lists(
+        st.tuples(
+            st.dictionaries(st.integers(0, 5), st.none() | st.integers(-2, 30), max_size=6),
+            st.booleans(),
+        ),
+        max_size=4,
+    ),
+    loop_length=st.none() | st.integers(1, 50),
+)
+def test_the_stop_check_agrees_with_the_plan(tables, loop_length):
+    """`plans_no_step` skips the asks that declare `plans_a_step`, and answers as the plan."""
+    callbacks = []
+    for table, at_least_one in tables:
+        if at_least_one:  # a callback declaring it keeps the promise
+            table = {step: None if n is None else max(n, 1) for step, n in table.items()}
+        callbacks.append(_Asks(table, at_least_one))
+    planner = _loop.StepPlanner(callbacks, loop_length)
+    for step in range(6):
+        assert planner.plans_no_step(step) == (planner(step) == 0)
+
+
+def test_the_stop_check_asks_no_hook_callback(tmp_path):
+    """A HookCallback never plans an empty run: deciding to stop does not ask it."""
+    state = _loop.RunState(0)
+    hooks = HookCallback([CheckpointSaverHook(str(tmp_path), save_steps=40)])
+    asked = []
+    original = hooks.steps_until_needed
+    hooks.steps_until_needed = lambda step: asked.append(step) or original(step)
+    planner = _loop.StepPlanner([_loop.StopAtStep(state, 250), hooks])
+    assert [planner.plans_no_step(step) for step in (0, 249, 250)] == [False, False, True]
+    assert asked == []
+    assert planner(249) == 1 and asked == [249]

@@ -189,6 +189,10 @@ class HookCallback(keras.callbacks.Callback):
         >>> model.fit(data, callbacks=[HookCallback([StopAtStepHook(last_step=50)])])  # doctest: +SKIP
     """
 
+    # `steps_until_needed` and `steps_until_stop` never answer fewer than one
+    # step: the loop need not ask them whether to stop (`StepPlanner`).
+    plans_a_step = True
+
     def __init__(self, hooks: Sequence[Any]) -> None:
         super().__init__()
         self._hooks = check_hooks(list(hooks))
@@ -208,6 +212,7 @@ class HookCallback(keras.callbacks.Callback):
             if isinstance(hook, SavesCheckpoints) and hook.saves_checkpoints is True
         }
         self._observers = [observes_only(hook) for hook in self._hooks]
+        self._any_observer = any(self._observers)
         # Hooks that can fetch for the last step of a run of several steps
         # (`fetch_at_run_end`); whether the loop runs them so is settled in
         # `_begin`.
@@ -369,7 +374,9 @@ class HookCallback(keras.callbacks.Callback):
         are served at every step. Returns, per hook, whether it is one
         served so (leaving the run's length to the others); else None.
         """
-        if not plan.keys or self._mode != "train" or context.stop_requested:
+        if not plan.keys or not self._any_observer or self._mode != "train":
+            return None  # without observers, the hook fetching is not one
+        if context.stop_requested:
             return None
         run = self._run_state()
         if run is None or not run.training or not run.in_loop or run.loop_length:

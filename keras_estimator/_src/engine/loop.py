@@ -80,17 +80,25 @@ class StepPlanner:
 
     def __init__(self, callbacks: Sequence[Any], loop_length: int | None = None) -> None:
         self._asks: list[Callable[[int], int | None]]
+        asking: list[Any]
         if loop_length is not None:
-            self._asks = [c.steps_until_stop for c in callbacks if isinstance(c, StopsTraining)]
+            asking = [c for c in callbacks if isinstance(c, StopsTraining)]
+            self._asks = [c.steps_until_stop for c in asking]
             self._bound = loop_length
         else:
-            self._asks = [
-                c.steps_until_needed for c in callbacks if isinstance(c, PlansFusion)
-            ]
+            asking = [c for c in callbacks if isinstance(c, PlansFusion)]
+            self._asks = [c.steps_until_needed for c in asking]
             every_step = any(
                 sees_batches(c) for c in callbacks if not isinstance(c, PlansFusion)
             )
             self._bound = 1 if every_step else MAX_FUSED_STEPS
+        # The asks that may answer no step at all: a callback declaring
+        # `plans_a_step = True` always lets the next call run one.
+        self._stop_asks = [
+            ask
+            for ask, callback in zip(self._asks, asking, strict=True)
+            if getattr(callback, "plans_a_step", False) is not True
+        ]
 
     def __call__(self, global_step: int) -> int:
         steps = self._bound
@@ -99,6 +107,21 @@ class StepPlanner:
             if needed is not None and needed < steps:
                 steps = needed
         return max(steps, 0)
+
+    def plans_no_step(self, global_step: int) -> bool:
+        """Whether `self(global_step)` is 0, asking only the callbacks that may make it so.
+
+        The loop asks this after every compiled call, and before a call that
+        runs one step anyway (one fetching for hooks): only whether it
+        should stop matters there.
+        """
+        if self._bound <= 0:
+            return True
+        for ask in self._stop_asks:
+            needed = ask(global_step)
+            if needed is not None and needed <= 0:
+                return True
+        return False
 
 
 _BATCH_METHODS = (

@@ -115,6 +115,22 @@ class RunState:
         remaining = MAX_FUSED_STEPS if self.step_limit is None else self.step_limit - done
         return max(min(remaining, planner(done)), 0)
 
+    def plans_no_step(self) -> bool | None:
+        """Whether `planned_steps()` is 0, asking no more callbacks than that
+        needs (`StepPlanner.plans_no_step`); None outside the loop."""
+        planner = self.planner
+        if planner is None:
+            return None
+        ask = getattr(planner, "plans_no_step", None)
+        if ask is None:
+            return self.planned_steps() == 0
+        if self.training:
+            return bool(ask(self.value))
+        done = self.steps_run
+        if self.step_limit is not None and self.step_limit - done <= 0:
+            return True
+        return bool(ask(done))
+
     def record(self, steps_run: int, logs: dict[str, Any]) -> None:
         """Takes what a compiled call did: its steps and, when it ran any, its logs."""
         self.steps_run += steps_run

@@ -201,14 +201,9 @@ class _SharedStep:
         None when the summaries must be left out and cannot be.
         """
         keys = [k for k, v in extra.items() if isinstance(v, tf.Tensor)]
-        whole = (
-            not directories
-            and not self._summary_ops
-            and not self._guarded_ops
-            and all(id(v) in self._positions for v in extra.values())
-        )
-        if whole:
-            positions = [self._positions[id(extra[k])] for k in keys]
+        outputs_only = not directories and all(id(v) in self._positions for v in extra.values())
+        positions = [self._positions[id(extra[k])] for k in keys] if outputs_only else []
+        if outputs_only and not self._summary_ops and not self._guarded_ops:
 
             def step(data: Any) -> tuple[Any, dict[str, tf.Tensor]]:
                 logs, extras = function_calls.call_traced(self.wrapped, data)
@@ -216,6 +211,18 @@ class _SharedStep:
                 return logs, {k: flat[i] for k, i in zip(keys, positions, strict=True)}
 
             return step
+        if outputs_only and self.fused_step() is not None:
+            # What is fetched is among the step's outputs (the loss, the
+            # reads): the fused loop's copy without the summaries returns
+            # it already, and pruning another copy cost more than a hundred
+            # steps of a small model.
+            fused = self._fused
+
+            def fused_fetching(data: Any) -> tuple[Any, dict[str, tf.Tensor]]:
+                flat = self._call_pruned(fused, data)
+                return self._logs(flat), {k: flat[i] for k, i in zip(keys, positions, strict=True)}
+
+            return fused_fetching
         pruned = self._prune(list(extra.values()), list(directories) or None)
         if pruned is None:
             return None
@@ -777,6 +784,13 @@ class StepFunctions:
             return int(self._model.steps_per_execution)
         return int(planned)
 
+    def _plans_no_step(self, run: RunState) -> bool:
+        """Whether `_planned_steps(run)` is 0, asking no more than that needs."""
+        no_step = run.plans_no_step()
+        if no_step is None:
+            return int(self._model.steps_per_execution) <= 0
+        return no_step
+
     def _stop(self, kind: str) -> None:
         if kind == "train":
             self._model.stop_training = True
@@ -943,9 +957,22 @@ class StepFunctions:
             if mode not in self._model.logs_specs:
                 self._model.build_mode(mode, iterator.element_spec)
             run = self._model.run_state
-            planned = self._planned_steps(run)
             plan = run.fetches.request
             fetching = plan is not None and bool(plan.keys)
+            if (
+                fetching
+                and plan is not None
+                and not plan.every_step
+                and kind == "train"
+                and workers is None
+                and not run.loop_length
+                and run.fetches.run_steps <= 1
+            ):
+                # The hooks fetch for a run of one step: it runs one step
+                # unless none is due, whatever else the plan would allow.
+                planned = 0 if self._plans_no_step(run) else 1
+            else:
+                planned = self._planned_steps(run)
             if workers is not None:
                 planned, fetching = workers.run_plan(planned, fetching)
             if planned <= 0:
@@ -975,7 +1002,7 @@ class StepFunctions:
                         self._stop(kind)
                         return last_logs
                     last_logs = logs
-                    if input_ended or _input_used_up(run) or self._planned_steps(run) <= 0:
+                    if input_ended or _input_used_up(run) or self._plans_no_step(run):
                         self._stop(kind)
                     return logs
             # Hooks that fetch for the run's last step were told its length
@@ -1032,7 +1059,7 @@ class StepFunctions:
             # A run that a NaN loss ended is not the input's end: the hooks
             # decide (the NaN check raises, or stops training gracefully).
             ended = steps_run < planned and run.nan_loss_step is None
-            if ended or self._planned_steps(run) <= 0:
+            if ended or self._plans_no_step(run):
                 self._stop(kind)
             return logs
 

@@ -213,11 +213,15 @@ class UserCallbacks(keras.callbacks.Callback):
                 with keras_tensorboard.train_writer(callback).as_default():
                     tf.summary.graph(graph)
 
+    # Around every run: with no callbacks there is nothing to forward, and
+    # no callback to ask its model to stop (`_pass_stop`).
     def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_train_batch_begin", batch, _fit_logs(logs) if self.callbacks else logs)
+        if self.callbacks:
+            self._forward("on_train_batch_begin", batch, _fit_logs(logs))
 
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self._forward("on_train_batch_end", batch, _fit_logs(logs) if self.callbacks else logs)
+        if self.callbacks:
+            self._forward("on_train_batch_end", batch, _fit_logs(logs))
 
     def on_test_begin(self, logs: dict[str, Any] | None = None) -> None:
         self._forward("on_test_begin", _fit_logs(logs))

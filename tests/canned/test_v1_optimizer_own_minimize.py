@@ -60,3 +60,65 @@ def test_an_optimizer_with_its_own_minimize_trains_as_in_2_15(optimizer, tmp_pat
     assert metrics["global_step"] == 3
     np.testing.assert_allclose(metrics["loss"], 0.16691592, rtol=1e-5)
     np.testing.assert_allclose(metrics["average_loss"], 0.08345796, rtol=1e-5)
+
+
+class _NoVarList(tf.compat.v1.train.Optimizer):
+    """`minimize(loss, global_step)`: the variables come from the graph's collection."""
+
+    def __init__(self):
+        super().__init__(use_locking=False, name="NoVarList")
+        self._inner = tf.compat.v1.train.GradientDescentOptimizer(0.05)
+
+    def minimize(self, loss, global_step=None):
+        return self._inner.minimize(loss, global_step=global_step)
+
+
+class _NoGlobalStep(tf.compat.v1.train.Optimizer):
+    """`minimize(loss, var_list)`, as 2.15's wide-and-deep classes called it."""
+
+    def __init__(self):
+        super().__init__(use_locking=False, name="NoGlobalStep")
+        self._inner = tf.compat.v1.train.GradientDescentOptimizer(0.05)
+
+    def minimize(self, loss, var_list=None):
+        return self._inner.minimize(loss, var_list=var_list)
+
+
+_X = tf.feature_column.numeric_column("x")
+_LINEAR_2_15 = {
+    "linear/linear_model/x/weights": [1.426],
+    "linear/linear_model/bias_weights": [0.828],
+}
+# 2.15 called minimize(loss, global_step=...) in the DNN, Linear and Baseline
+# classes and minimize(loss, var_list=...) in the wide-and-deep ones.
+_CALLED_AS_IN_2_15 = {
+    "linear": (
+        lambda d: ke.compat.estimator.LinearRegressor([_X], optimizer=_NoVarList(), model_dir=d),
+        _LINEAR_2_15,
+        0.16691592,
+    ),
+    "baseline": (
+        lambda d: ke.compat.estimator.BaselineRegressor(optimizer=_NoVarList(), model_dir=d),
+        {"baseline/bias": [1.464]},
+        6.7185907,
+    ),
+    "wide_and_deep": (
+        lambda d: ke.compat.estimator.DNNLinearCombinedRegressor(
+            linear_feature_columns=[_X], linear_optimizer=_NoGlobalStep(), model_dir=d
+        ),
+        _LINEAR_2_15,
+        0.16691592,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CALLED_AS_IN_2_15))
+def test_minimize_is_called_with_2_15s_arguments(case, tmp_path):
+    make, expected, loss = _CALLED_AS_IN_2_15[case]
+    est = make(str(tmp_path))
+    est.train(_input_fn, steps=3)
+    for name, value in expected.items():
+        np.testing.assert_allclose(est.get_variable_value(name).ravel(), value, rtol=1e-6)
+    metrics = est.evaluate(_input_fn, steps=1)
+    assert metrics["global_step"] == 3
+    np.testing.assert_allclose(metrics["loss"], loss, rtol=1e-5)

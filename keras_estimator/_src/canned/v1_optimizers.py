@@ -543,10 +543,32 @@ class ProgramOptimizer:
         scope: str,
         increment_global_step: bool = True,
     ) -> Any:
-        """The train op, as `V1Optimizer.minimize`."""
-        global_step = tf.compat.v1.train.get_global_step() if increment_global_step else None
+        """The train op, as `V1Optimizer.minimize`.
+
+        `minimize` is called with the arguments 2.15 gave it, so that a
+        subclass replacing it with fewer parameters runs as it did there:
+        `(loss, global_step=...)` when the variables are the graph's
+        trainable ones (the DNN, Linear and Baseline classes' heads; the
+        optimizer reads them from the collection), `(loss, var_list=...)`
+        when the global step is not to be incremented (each optimizer of
+        the wide-and-deep classes).
+        """
+        variables = list(variables)
+        arguments: dict[str, Any] = {}
+        if increment_global_step:
+            arguments["global_step"] = tf.compat.v1.train.get_global_step()
+        if not (increment_global_step and _are_trainable_variables(variables)):
+            arguments["var_list"] = variables
         with (
             tf.compat.v1.name_scope(scope or None),
             v1_optimizer_settings.slots_named_under(self._optimizer, slot_prefix),
         ):
-            return self._optimizer.minimize(loss, global_step=global_step, var_list=list(variables))
+            return self._optimizer.minimize(loss, **arguments)
+
+
+def _are_trainable_variables(variables: Sequence[Any]) -> bool:
+    """Whether `variables` are the graph's trainable variables, in their order."""
+    trainable = tf.compat.v1.trainable_variables()
+    return len(trainable) == len(variables) and all(
+        a is b for a, b in zip(trainable, variables, strict=True)
+    )

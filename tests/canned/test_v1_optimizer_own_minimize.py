@@ -122,3 +122,31 @@ def test_minimize_is_called_with_2_15s_arguments(case, tmp_path):
     metrics = est.evaluate(_input_fn, steps=1)
     assert metrics["global_step"] == 3
     np.testing.assert_allclose(metrics["loss"], loss, rtol=1e-5)
+
+
+class _Wrapper(tf.compat.v1.train.Optimizer):
+    """Never runs the base class's __init__ (so has no name and no slots)."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def minimize(self, loss, global_step=None, var_list=None):
+        return self._inner.minimize(loss, global_step=global_step, var_list=var_list)
+
+
+@pytest.mark.parametrize("wide_and_deep", [False, True])
+def test_an_optimizer_not_initialised_by_its_base_class_trains_as_in_2_15(
+    wide_and_deep, tmp_path
+):
+    optimizer = _Wrapper(tf.compat.v1.train.GradientDescentOptimizer(0.05))
+    if wide_and_deep:
+        est = ke.compat.estimator.DNNLinearCombinedRegressor(
+            linear_feature_columns=[_X], linear_optimizer=optimizer, model_dir=str(tmp_path)
+        )
+    else:
+        est = ke.compat.estimator.LinearRegressor([_X], optimizer=optimizer, model_dir=str(tmp_path))
+    est.train(_input_fn, steps=3)
+    assert sorted(est.get_variable_names()) == ["global_step", *sorted(_LINEAR_2_15)]
+    for name, value in _LINEAR_2_15.items():
+        np.testing.assert_allclose(est.get_variable_value(name).ravel(), value, rtol=1e-6)
+    np.testing.assert_allclose(est.evaluate(_input_fn, steps=1)["loss"], 0.16691592, rtol=1e-5)

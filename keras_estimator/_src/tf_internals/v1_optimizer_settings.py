@@ -185,8 +185,13 @@ def slots_named_under(optimizer: Any, prefix: str) -> Iterator[None]:
     Checked on TensorFlow 2.21: a v1 optimizer names each slot by the name it
     was made with (`_name`), after the variable's; 2.15's canned models put
     `part_0/` or `t_0/` between the two. The update's name scope takes the
-    prefix too.
+    prefix too. An optimizer whose `__init__` never ran the base class's
+    (one that only hands `minimize` to an optimizer it holds, which 2.15
+    trained with) has no name and makes no slots: it is left as it is.
     """
+    if not hasattr(optimizer, "_name"):
+        yield
+        return
     name = optimizer._name
     optimizer._name = f"{prefix}{name}"
     try:

@@ -308,8 +308,7 @@ class Estimator:
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.TRAIN)
         if self.latest_checkpoint() is None:
             self._seed()
-        model.build_mode(ModeKeys.TRAIN, element_spec, getattr(dataset, "element_spec", None))
-        self._model_fn_state = ModelFnState.of(self._model_fn)
+        self._build(model, ModeKeys.TRAIN, element_spec, getattr(dataset, "element_spec", None))
         started_from = self._sync(None, ModeKeys.TRAIN)
         _restart_random_sequences(model, ModeKeys.TRAIN)
         start = int(_checkpoint.current_value(self._store.global_step()).numpy())
@@ -525,8 +524,7 @@ class Estimator:
         self._forget_stale_traces()
         model = self._get_eval_model()
         dataset, element_spec = self._loop_input(input_fn, ModeKeys.EVAL)
-        model.build_mode(ModeKeys.EVAL, element_spec, getattr(dataset, "element_spec", None))
-        self._model_fn_state = ModelFnState.of(self._model_fn)
+        self._build(model, ModeKeys.EVAL, element_spec, getattr(dataset, "element_spec", None))
         evaluated_path = self._sync(checkpoint_path, ModeKeys.EVAL)
         _restart_random_sequences(model, ModeKeys.EVAL)
         multi_worker.check_same_step(
@@ -630,8 +628,7 @@ class Estimator:
         self._forget_stale_traces()
         model = self._get_model()
         dataset = self._dataset(input_fn, ModeKeys.PREDICT)
-        model.build_mode(ModeKeys.PREDICT, dataset.element_spec)
-        self._model_fn_state = ModelFnState.of(self._model_fn)
+        self._build(model, ModeKeys.PREDICT, dataset.element_spec)
         predicted_from = self._sync(checkpoint_path, ModeKeys.PREDICT)
         _restart_random_sequences(model, ModeKeys.PREDICT)
         if self._predict_function is None:
@@ -813,6 +810,14 @@ class Estimator:
             )
             model.compile(optimizer=None, jit_compile=False, steps_per_execution=1)
         return model
+
+    def _build(self, model: Any, mode: str, element_spec: Any, loop_spec: Any = None) -> None:
+        """Traces `mode`'s step if needed; records what its model_fn read.
+
+        The record is what `_forget_stale_traces` compares at the next call.
+        """
+        model.build_mode(mode, element_spec, loop_spec)
+        self._model_fn_state = ModelFnState.of(self._model_fn)
 
     def _forget_stale_traces(self) -> None:
         """Drops the traces when a Python value the model_fn read has changed.

@@ -95,7 +95,7 @@ class MultiHead(base_head.Head):
         reductions = [head.loss_reduction for head in self._heads]
         if len(set(reductions)) > 1:
             raise ValueError(
-                f"The heads of a MultiHead must share one loss_reduction, got {reductions} "
+                f"The loss_reduction must be the same for different heads. Given: {reductions} "
                 f"for {self._names}. Give every head the same loss_reduction."
             )
         return reductions[0]

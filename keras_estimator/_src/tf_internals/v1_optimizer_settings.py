@@ -16,6 +16,7 @@ its `_name`, which names the slots it makes (`slots_named_under`).
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -188,13 +189,31 @@ def slots_named_under(optimizer: Any, prefix: str) -> Iterator[None]:
     prefix too. An optimizer whose `__init__` never ran the base class's
     (one that only hands `minimize` to an optimizer it holds, which 2.15
     trained with) has no name and makes no slots: it is left as it is.
+
+    Under a MirroredStrategy each replica's step opens it in a thread of its
+    own, the second while the first is still open: only the first renames
+    and only the last restores, so the prefix is not added twice and the
+    program's optimizer keeps its name after training.
     """
     if not hasattr(optimizer, "_name"):
         yield
         return
-    name = optimizer._name
-    optimizer._name = f"{prefix}{name}"
+    with _renaming_lock:
+        count, name = _renamed.get(id(optimizer), (0, optimizer._name))
+        if count == 0:
+            optimizer._name = f"{prefix}{name}"
+        _renamed[id(optimizer)] = (count + 1, name)
     try:
         yield
     finally:
-        optimizer._name = name
+        with _renaming_lock:
+            count, name = _renamed.pop(id(optimizer))
+            if count > 1:
+                _renamed[id(optimizer)] = (count - 1, name)
+            else:
+                optimizer._name = name
+
+
+# id(optimizer) -> (how many slots_named_under are open on it, its own name).
+_renamed: dict[int, tuple[int, str]] = {}
+_renaming_lock = threading.Lock()

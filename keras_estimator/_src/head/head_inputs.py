@@ -130,10 +130,15 @@ def check_labels(labels: Any, logits: tf.Tensor, labels_dimension: int) -> tf.Te
     if labels.shape.is_fully_defined() and expected.is_fully_defined():
         return labels
     expected_dynamic = tf.concat([tf.shape(logits)[:-1], [labels_dimension]], 0)
-    check = tf.debugging.assert_equal(
-        tf.shape(labels),
+    # 2.15's message and data, which its graph-mode tests match when the step runs.
+    check = tf.compat.v1.debugging.assert_equal(
         expected_dynamic,
-        message=f"labels shape must be [D0, D1, ... DN, {labels_dimension}]",
+        tf.shape(labels),
+        data=["expected_labels_shape: ", expected_dynamic, "labels_shape: ", tf.shape(labels)],
+        message=(
+            f"labels shape must be [D0, D1, ... DN, {labels_dimension}]. Suggested Fix: "
+            "check your n_classes argument to the head and/or the shape of your label."
+        ),
     )
     with tf.control_dependencies([check]):
         return tf.identity(labels)

@@ -62,9 +62,6 @@ DEVIATIONS = {
     # No graph.pbtxt (or .meta files): TF2 has no graph to write
     # (CheckpointSaverHook's save_graph_def is accepted and ignored).
     "migrate_checkpoint_saver.py": {"model_dir_listing"},
-    # A hook's tf.identity of a variable is read after the step's update
-    # (2.15's session read it before: a zero bias at the first line).
-    "migrate_logging_stop_hook.py": {"logged_bias_at_first_step", "logged_kernel_at_first_step"},
     # numpy_input_fn has no queue, so no summary of how full it was.
     "migrate_tensorboard.py": {"input_queue_tags"},
     # TensorFlow 2's SavedModel writer adds fingerprint.pb and an empty assets/.

@@ -647,15 +647,7 @@ CASES = [
         "migrate_logging_stop_hook.py",
         check_migrate_logging_stop_hook_values_before_the_step,
         id="migrate_logging_stop_hook.py-values-before-the-step",
-        marks=[
-            pytest.mark.slow,
-            pytest.mark.xfail(
-                strict=True,
-                reason="a hook's tf.identity of a variable is read after the step's "
-                "update (the first line logs the updated bias, 2.15 its 0.0); "
-                "docs/differences.md",
-            ),
-        ],
+        marks=pytest.mark.slow,
     ),
     pytest.param(
         "migrate_sessionrunhook_callback.py", check_migrate_sessionrunhook_callback

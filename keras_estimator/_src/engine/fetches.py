@@ -257,11 +257,11 @@ def _lookup_element(graph: Any, name: str) -> Any:
     """The tensor `name` names in `graph`, or its operation if it has no output."""
     try:
         if ":" in name:
-            return graph.get_tensor_by_name(name)
+            return _earlier_read(graph, graph.get_tensor_by_name(name))
         operation = graph.get_operation_by_name(name)
     except (KeyError, ValueError):
         raise ValueError(_missing(graph, name)) from None
-    return operation.outputs[0] if operation.outputs else operation
+    return _earlier_read(graph, operation.outputs[0]) if operation.outputs else operation
 
 
 def to_numpy(values: dict[str, Any]) -> dict[str, Any]:
@@ -303,3 +303,53 @@ def _missing(graph: Any, name: str) -> str:
         "the tensor inside model_fn (e.g. `tf.identity(x, name=...)`) and fetch "
         f"that name. Similar names in the step: {similar}."
     )
+
+
+_EARLY_READS = "keras_estimator_early_reads"
+# Ops that write the resource they take (a variable's update).
+_WRITE_PREFIXES = ("Assign", "ResourceApply", "ResourceSparseApply", "ResourceScatter")
+
+
+def note_reads_before_updates(graph: Any, first_op: int) -> None:
+    """Records, for the model_fn's ops from `first_op` on, which reads to fetch earlier.
+
+    A read of a variable made after the step's update of it, with no control
+    dependency of its own (`tf.identity(bias)` built after `minimize`), was
+    in a TF1 session unordered against the update and ran before it: a
+    hook fetching it saw the value the step started from (tf.estimator
+    2.15's LoggingTensorHook logged the initial bias at the first step). In
+    a traced step reads follow writes in program order, so such a read is
+    mapped to a read of the same variable made before the update, which
+    `_lookup_element` fetches instead.
+    """
+    early: dict[Any, tf.Tensor] = {}
+    written: set[Any] = set()
+    late: dict[str, tf.Tensor] = {}
+    for op in graph.get_operations()[first_op:]:
+        handles = [t.ref() for t in op.inputs if t.dtype == tf.resource]
+        if not handles:
+            continue
+        if op.type == "ReadVariableOp":
+            handle = handles[0]
+            if handle not in written:
+                early.setdefault(handle, op.outputs[0])
+            elif handle in early and not op.control_inputs:
+                late[op.outputs[0].name] = early[handle]
+        elif op.type.startswith(_WRITE_PREFIXES):
+            written.update(handles)
+    if late:
+        graph.add_to_collection(_EARLY_READS, late)
+
+
+def _earlier_read(graph: Any, tensor: tf.Tensor) -> tf.Tensor:
+    """`tensor`, or the read made before the update it would follow (see above)."""
+    maps = graph.get_collection(_EARLY_READS)
+    if not maps:
+        return tensor
+    source = tensor
+    if tensor.op.type == "Identity" and not tensor.op.control_inputs:
+        source = tensor.op.inputs[0]
+    for late in maps:
+        if source.name in late:
+            return late[source.name]
+    return tensor

@@ -129,6 +129,7 @@ class ModelFnTrace:
                 graph.seed = getattr(self.config, "tf_random_seed", None)
             if self.building:
                 self.model_fn_graph = graph
+            first_op = len(graph.get_operations()) if not tf.executing_eagerly() else 0
             try:
                 spec = self.model_fn(
                     **{k: v for k, v in candidates.items() if k in self._accepted}
@@ -141,6 +142,8 @@ class ModelFnTrace:
                 raise
             if mode == ModeKeys.TRAIN and isinstance(spec, EstimatorSpec):
                 summaries.collect_loss(spec.loss)
+                if not tf.executing_eagerly():
+                    _fetches.note_reads_before_updates(graph, first_op)
             if recording and isinstance(spec, EstimatorSpec):
                 summaries.write_collected()
         if not isinstance(spec, EstimatorSpec):

@@ -1,0 +1,89 @@
+"""What a hook fetching a variable read built after `minimize` sees, as in tf.estimator 2.15.
+
+In a TF1 session a read with no dependency on the train op (`tf.identity(w)`
+built after `minimize`, as TensorFlow's logging-hook migration guide logs a
+layer's weights) was unordered against the update and ran before it: the
+hook saw the value the step started from, and 2.15's LoggingTensorHook
+logged the initial bias at the first step. A read under
+`tf.control_dependencies([train_op])` saw the value after it. Here the
+traced step orders reads after writes, and hooks saw every such read after
+the update. The figures are 2.15's for this program (reference venv):
+gradient descent at 0.1 from w = 1, b = 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_estimator as estimator
+
+BEFORE_W = [1.0, 1.3, 1.39, 1.414, 1.4173]
+BEFORE_B = [0.0, 0.2, 0.27, 0.299, 0.315]
+AFTER_W = [1.3, 1.39, 1.414, 1.4173, 1.41415]
+
+
+class _Fetch(estimator.SessionRunHook):
+    def __init__(self, tensors):
+        self.tensors, self.seen = tensors, []
+
+    def before_run(self, run_context):
+        return estimator.SessionRunArgs(self.tensors)
+
+    def after_run(self, run_context, run_values):
+        self.seen.append(
+            {k: float(np.ravel(v)[0]) for k, v in run_values.results.items()}
+        )
+
+
+def _model_fn(hooks):
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable(
+            "w", [1, 1], initializer=tf.compat.v1.ones_initializer()
+        )
+        b = tf.compat.v1.get_variable(
+            "b", [1], initializer=tf.compat.v1.zeros_initializer()
+        )
+        loss = tf.reduce_mean(tf.square(tf.matmul(features["x"], w) + b - labels))
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, tf.compat.v1.train.get_global_step()
+        )
+        w_late = tf.identity(w, name="w_late")
+        b_late = tf.identity(b, name="b_late")
+        with tf.control_dependencies([train_op]):
+            w_after = tf.identity(w, name="w_after")
+        hook = _Fetch({"w_late": w_late, "b_late": b_late, "w_after": w_after})
+        hooks.append(hook)
+        return estimator.EstimatorSpec(
+            mode, loss=loss, train_op=train_op, training_hooks=[hook]
+        )
+
+    return model_fn
+
+
+def _input_fn():
+    return tf.data.Dataset.from_tensors(
+        ({"x": [[1.0], [2.0]]}, [[2.0], [3.0]])
+    ).repeat()
+
+
+def _column(seen, key):
+    return [step[key] for step in seen]
+
+
+def test_a_read_built_after_minimize_is_fetched_as_the_step_started(tmp_path):
+    hooks = []
+    est = estimator.Estimator(_model_fn(hooks), model_dir=str(tmp_path))
+    est.train(_input_fn, steps=3)
+    by_name = _Fetch({"w_late": "w_late:0", "b_late": "b_late:0"})
+    est.train(_input_fn, steps=2, hooks=[by_name])
+    seen = [step for hook in hooks for step in hook.seen]
+    assert _column(seen, "w_late") == pytest.approx(BEFORE_W, abs=1e-6)
+    assert _column(seen, "b_late") == pytest.approx(BEFORE_B, abs=1e-6)
+    # A read the program ordered after the train op sees the update.
+    assert _column(seen, "w_after") == pytest.approx(AFTER_W, abs=1e-6)
+    # Fetched by name, from a hook of the train() call: the same reads.
+    assert _column(by_name.seen, "w_late") == pytest.approx(BEFORE_W[3:], abs=1e-6)
+    assert _column(by_name.seen, "b_late") == pytest.approx(BEFORE_B[3:], abs=1e-6)
+    assert est.get_variable_value("w")[0][0] == pytest.approx(AFTER_W[-1], abs=1e-6)

@@ -7,8 +7,9 @@ hook saw the value the step started from, and 2.15's LoggingTensorHook
 logged the initial bias at the first step. A read under
 `tf.control_dependencies([train_op])` saw the value after it. Here the
 traced step orders reads after writes, and hooks saw every such read after
-the update. The figures are 2.15's for this program (reference venv):
-gradient descent at 0.1 from w = 1, b = 0.
+the update; so did a hook fetching the variable object. The figures are
+2.15's for this program (reference venv): gradient descent at 0.1 from
+w = 1, b = 0.
 """
 
 from __future__ import annotations
@@ -53,7 +54,15 @@ def _model_fn(hooks):
         b_late = tf.identity(b, name="b_late")
         with tf.control_dependencies([train_op]):
             w_after = tf.identity(w, name="w_after")
-        hook = _Fetch({"w_late": w_late, "b_late": b_late, "w_after": w_after})
+        hook = _Fetch(
+            {
+                "w_late": w_late,
+                "b_late": b_late,
+                "w_after": w_after,
+                "w_var": w,
+                "b_var": b,
+            }
+        )
         hooks.append(hook)
         return estimator.EstimatorSpec(
             mode, loss=loss, train_op=train_op, training_hooks=[hook]
@@ -81,9 +90,47 @@ def test_a_read_built_after_minimize_is_fetched_as_the_step_started(tmp_path):
     seen = [step for hook in hooks for step in hook.seen]
     assert _column(seen, "w_late") == pytest.approx(BEFORE_W, abs=1e-6)
     assert _column(seen, "b_late") == pytest.approx(BEFORE_B, abs=1e-6)
+    # The variables themselves: 2.15 fetched their reads made when they were
+    # created, unordered against the update as well.
+    assert _column(seen, "w_var") == pytest.approx(BEFORE_W, abs=1e-6)
+    assert _column(seen, "b_var") == pytest.approx(BEFORE_B, abs=1e-6)
     # A read the program ordered after the train op sees the update.
     assert _column(seen, "w_after") == pytest.approx(AFTER_W, abs=1e-6)
     # Fetched by name, from a hook of the train() call: the same reads.
     assert _column(by_name.seen, "w_late") == pytest.approx(BEFORE_W[3:], abs=1e-6)
     assert _column(by_name.seen, "b_late") == pytest.approx(BEFORE_B[3:], abs=1e-6)
     assert est.get_variable_value("w")[0][0] == pytest.approx(AFTER_W[-1], abs=1e-6)
+
+
+def test_a_fetched_assignment_still_gives_the_value_after_it(tmp_path):
+    # 2.15: a hook fetching `c.assign_add(1.0)` saw 1, 2, 3, whatever read of
+    # `c` the model_fn made before it.
+    hooks = []
+
+    def model_fn(features, labels, mode):
+        c = tf.compat.v1.get_variable(
+            "c", [], initializer=tf.compat.v1.zeros_initializer(), trainable=False
+        )
+        w = tf.compat.v1.get_variable(
+            "w", [1, 1], initializer=tf.compat.v1.ones_initializer()
+        )
+        before = c + 0.0
+        update = c.assign_add(1.0)
+        loss = (
+            tf.reduce_mean(tf.square(tf.matmul(features["x"], w) - labels))
+            + 0.0 * before
+        )
+        train_op = tf.group(
+            tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+                loss, tf.compat.v1.train.get_global_step()
+            ),
+            update,
+        )
+        hook = _Fetch({"update": update})
+        hooks.append(hook)
+        return estimator.EstimatorSpec(
+            mode, loss=loss, train_op=train_op, training_hooks=[hook]
+        )
+
+    estimator.Estimator(model_fn, model_dir=str(tmp_path)).train(_input_fn, steps=3)
+    assert _column([s for h in hooks for s in h.seen], "update") == [1.0, 2.0, 3.0]

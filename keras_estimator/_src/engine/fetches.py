@@ -188,6 +188,11 @@ def resolve(
             variable = variable_named(variable_name)
             if variable is None:
                 variable = variables[key]
+            if variable_name not in earlier:
+                early = _early_read_of(graph, variable)
+                if early is not None:
+                    resolved[key] = tf.identity(early)
+                    continue
             resolved[key] = tf.identity(earlier.get(variable_name, variable))
         elif named_variable is not None and (":" not in key or key.endswith(":0")):
             resolved[key] = tf.identity(earlier.get(name, named_variable))
@@ -242,6 +247,11 @@ def split_for_graph(
         if variable_name is not None and variable_name in read_before:
             in_graph[key] = read_before[variable_name]
             del after[key]
+        elif variable_name is not None:
+            early = _early_read_of(graph, after[key])
+            if early is not None:
+                in_graph[key] = early
+                del after[key]
     return in_graph, after
 
 
@@ -339,6 +349,31 @@ def note_reads_before_updates(graph: Any, first_op: int) -> None:
             written.update(handles)
     if late:
         graph.add_to_collection(_EARLY_READS, late)
+    # A hook fetching the variable itself got, in 2.15, the read the variable
+    # made when created: unordered against the update as well.
+    internal_to_external = {internal.ref(): external for external, internal in graph.captures}
+    by_variable = {
+        id(internal_to_external[handle]): read
+        for handle, read in early.items()
+        if handle in written and handle in internal_to_external
+    }
+    if by_variable:
+        graph.add_to_collection(_EARLY_VARIABLE_READS, by_variable)
+
+
+_EARLY_VARIABLE_READS = "keras_estimator_early_variable_reads"
+
+
+def _early_read_of(graph: Any, variable: Any) -> tf.Tensor | None:
+    """The step's read of `variable` from before its update, if the model_fn made one."""
+    handle = getattr(variable, "handle", None)
+    if handle is None:
+        return None
+    for by_variable in graph.get_collection(_EARLY_VARIABLE_READS):
+        read = by_variable.get(id(handle))
+        if read is not None:
+            return read  # type: ignore[no-any-return]
+    return None
 
 
 def _earlier_read(graph: Any, tensor: tf.Tensor) -> tf.Tensor:

@@ -247,7 +247,8 @@ def split_for_graph(
         if variable_name is not None and variable_name in read_before:
             in_graph[key] = read_before[variable_name]
             del after[key]
-        elif variable_name is not None:
+        elif key in variables:
+            # A variable object, as 2.15 fetched it (a name fetched no value there).
             early = _early_read_of(graph, after[key])
             if early is not None:
                 in_graph[key] = early

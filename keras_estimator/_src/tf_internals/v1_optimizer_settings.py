@@ -100,7 +100,8 @@ TOUCHES = tuple(
     for attribute in _FTRL_SLOT_NAMES.values()
 ) + (
     "tensorflow.python.training.optimizer:Optimizer._resource_apply_dense",
-    "tensorflow.python.training.optimizer:Optimizer()._name",
+    # `_name`, set by the base class, checked on one of its subclasses.
+    "tensorflow.python.training.gradient_descent:GradientDescentOptimizer()._name",
 )
 
 # What a v1 optimizer's update runs through: a subclass replacing one of

@@ -124,10 +124,7 @@ class Estimator:
         self._params = dict(params or {})
         self._warm_start_from = as_settings(warm_start_from)
         self._warm_started = False
-        self._strategy = distribute.as_tf2_strategy(_strategy_of(self._config))
-        # Two MirroredStrategy objects share collective keys; see the module.
-        collective_keys.own_keys(self._strategy)
-        self._store = VariableStore(self._strategy)
+        self._hold_variables_under(distribute.as_tf2_strategy(_strategy_of(self._config)))
         self._model: ModelFnModel | None = None
         # evaluate()'s model where it runs without the strategy (`_evaluates_alone`).
         self._eval_model: ModelFnModel | None = None
@@ -810,6 +807,13 @@ class Estimator:
             )
             model.compile(optimizer=None, jit_compile=False, steps_per_execution=1)
         return model
+
+    def _hold_variables_under(self, strategy: Any) -> None:
+        """Makes `strategy` (None: none) the one every mode's variables live under."""
+        self._strategy = strategy
+        # Two MirroredStrategy objects share collective keys; see the module.
+        collective_keys.own_keys(strategy)
+        self._store = VariableStore(strategy)
 
     def _build(self, model: Any, mode: str, element_spec: Any, loop_spec: Any = None) -> None:
         """Traces `mode`'s step if needed; records what its model_fn read.

@@ -39,9 +39,7 @@ import tensorflow as tf
 from keras_estimator._src.base import fn_args
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.distribute.tpu import tpu_strategy
-from keras_estimator._src.engine.variable_store import VariableStore
 from keras_estimator._src.estimator.estimator import Estimator
-from keras_estimator._src.tf_internals import collective_keys
 from keras_estimator._src.tpu.tpu_config import (
     IterationsPerLoop,
     RunConfig,
@@ -175,11 +173,7 @@ class TPUEstimator(Estimator):
         replicas = strategy.num_replicas_in_sync
         _check_divisible(self._batch_sizes, replicas)
         self._config = config.replace(train_distribute=strategy, eval_distribute=strategy)
-        # What `Estimator.__init__` does with a config's strategy: every
-        # mode's variables live under it.
-        self._strategy = strategy
-        collective_keys.own_keys(strategy)
-        self._store = VariableStore(strategy)
+        self._hold_variables_under(strategy)
         self._replicas = replicas
         self._tpu_connected = True
 

@@ -271,9 +271,7 @@ def classification_head(
     n_classes: Any, weight_column: Any, label_vocabulary: Any, loss_reduction: str
 ) -> Head:
     """The head a canned classifier uses for `n_classes`."""
-    n_classes = head_inputs.integer_n_classes(n_classes)
-    if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes < 2:
-        raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}.")
+    n_classes = head_inputs.canned_n_classes(n_classes)
     if n_classes == 2:
         return BinaryClassHead(
             weight_column=weight_column,

@@ -50,6 +50,14 @@ def integer_n_classes(n_classes: Any) -> Any:
     return n_classes
 
 
+def canned_n_classes(n_classes: Any) -> int:
+    """A canned classifier's `n_classes` (`integer_n_classes`), checked to be >= 2."""
+    n_classes = integer_n_classes(n_classes)
+    if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes < 2:
+        raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}.")
+    return n_classes
+
+
 def check_logits(logits: Any, logits_dimension: int) -> tf.Tensor:
     """`logits` as float32, checked to be `[D0, ... DN, logits_dimension]`."""
     logits = tf.cast(logits, tf.float32)
@@ -361,13 +369,11 @@ def weighted_loss(unreduced: tf.Tensor, weights: Any, loss_reduction: str) -> tf
     total = tf.reduce_sum(weighted)
     if loss_reduction == "sum":
         return total
-    if loss_reduction == "weighted_mean":
+    if loss_reduction in ("weighted_mean", "weighted_sum_by_nonzero_weights"):
         broadcast = tf.broadcast_to(tf.cast(weights, tf.float32), tf.shape(weighted))
+        if loss_reduction == "weighted_sum_by_nonzero_weights":
+            broadcast = tf.cast(tf.not_equal(broadcast, 0.0), tf.float32)
         return tf.math.divide_no_nan(total, tf.reduce_sum(broadcast))
-    if loss_reduction == "weighted_sum_by_nonzero_weights":
-        broadcast = tf.broadcast_to(tf.cast(weights, tf.float32), tf.shape(weighted))
-        nonzero = tf.reduce_sum(tf.cast(tf.not_equal(broadcast, 0.0), tf.float32))
-        return tf.math.divide_no_nan(total, nonzero)
     return total / tf.cast(tf.size(weighted), tf.float32)
 
 

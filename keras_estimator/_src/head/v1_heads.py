@@ -188,9 +188,7 @@ def classification_head(
     n_classes: Any, weight_column: Any, label_vocabulary: Any, loss_reduction: Any
 ) -> base_head.Head:
     """The head a tf.compat.v1 canned classifier builds for `n_classes`."""
-    n_classes = head_inputs.integer_n_classes(n_classes)
-    if not isinstance(n_classes, int) or isinstance(n_classes, bool) or n_classes < 2:
-        raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}.")
+    n_classes = head_inputs.canned_n_classes(n_classes)
     if n_classes == 2:
         return V1BinaryClassHead(weight_column, label_vocabulary, loss_reduction)
     return V1MultiClassHead(n_classes, weight_column, label_vocabulary, loss_reduction)

@@ -73,8 +73,7 @@ def runs_tf_hook_in_v1_sessions(cls: _HookClass) -> _HookClass:
 def _forwarding(name: str, own: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(own)
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        # `tf_hook_of(self)`, inlined: called for every hook around every run.
-        hook = self.__dict__.get("_v1_session_hook")
+        hook = tf_hook_of(self)
         if hook is None:
             return own(self, *args, **kwargs)
         return _forwarded(getattr(hook, name), *args, **kwargs)

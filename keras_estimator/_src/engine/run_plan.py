@@ -19,7 +19,6 @@ is the model's again when the inner call returns.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 import tensorflow as tf
@@ -49,6 +48,18 @@ class FetchState:
     # A run of several steps that each fetched (`FetchPlan.every_step`): every
     # step's values and global step. None after a run of one fetching step.
     stepwise: StepwiseValues | None = None
+
+
+class Planner(Protocol):
+    """What plans a call's compiled calls (`loop.StepPlanner`)."""
+
+    def __call__(self, progress: int, /) -> int:
+        """The steps the next compiled call may run, given the progress."""
+        ...
+
+    def plans_no_step(self, progress: int, /) -> bool:
+        """Whether that is 0, asking no more than that needs."""
+        ...
 
 
 class RunState:
@@ -85,7 +96,7 @@ class RunState:
         self.start = start
         self.value = start
         self.last_loss: float | None = None
-        self.planner: Callable[[int], int] | None = None
+        self.planner: Planner | None = None
         self.step_limit: int | None = None
         self.training = True
         self.loop_length: int | None = None
@@ -121,15 +132,12 @@ class RunState:
         planner = self.planner
         if planner is None:
             return None
-        ask = getattr(planner, "plans_no_step", None)
-        if ask is None:
-            return self.planned_steps() == 0
         if self.training:
-            return bool(ask(self.value))
+            return planner.plans_no_step(self.value)
         done = self.steps_run
         if self.step_limit is not None and self.step_limit - done <= 0:
             return True
-        return bool(ask(done))
+        return planner.plans_no_step(done)
 
     def record(self, steps_run: int, logs: dict[str, Any]) -> None:
         """Takes what a compiled call did: its steps and, when it ran any, its logs."""

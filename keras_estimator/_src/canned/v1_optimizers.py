@@ -514,8 +514,6 @@ def _from_v1(optimizer: Any) -> V1Optimizer | ProgramOptimizer:
     return V1Optimizer(kind, name=optimizer.get_name(), slot_names=slot_names, **settings)
 
 
-
-
 class ProgramOptimizer:
     """A program's own `tf.compat.v1.train.Optimizer` subclass, run as it is.
 
@@ -523,9 +521,9 @@ class ProgramOptimizer:
     does this class, in the step's trace, with the variables to train. Its
     slots are named as 2.15 named them (`<variable>/<slot_prefix><name>`,
     `slots_named_under`), and variables of its own that are not slots
-    (Adam's `beta1_power`) in `scope`, as the head's scope named them. Under a strategy the
-    optimizer scales the loss and sums the replicas' gradients itself, as
-    tf.compat.v1.train optimizers do.
+    (Adam's `beta1_power`) in `scope`, as the head's scope named them. Under
+    a strategy the optimizer scales the loss and sums the replicas'
+    gradients itself, as tf.compat.v1.train optimizers do.
     """
 
     def __init__(self, optimizer: Any) -> None:

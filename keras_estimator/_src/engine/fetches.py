@@ -188,12 +188,10 @@ def resolve(
             variable = variable_named(variable_name)
             if variable is None:
                 variable = variables[key]
-            if variable_name not in earlier:
-                early = _early_read_of(graph, variable)
-                if early is not None:
-                    resolved[key] = tf.identity(early)
-                    continue
-            resolved[key] = tf.identity(earlier.get(variable_name, variable))
+            read = earlier.get(variable_name)
+            if read is None:
+                read = _early_read_of(graph, variable)
+            resolved[key] = tf.identity(variable if read is None else read)
         elif named_variable is not None and (":" not in key or key.endswith(":0")):
             resolved[key] = tf.identity(earlier.get(name, named_variable))
         elif key.startswith(_OPERATION_PREFIX):

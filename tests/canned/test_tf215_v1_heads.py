@@ -24,6 +24,7 @@ import tensorflow as tf
 import keras_estimator as ke
 import keras_estimator.compat.estimator as ke_v1
 from tests.canned._tf1_checkpoints import write_tf1_checkpoint
+from tests.fixtures.make_tf215_v1_head_fixture import estimator_kwargs
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "tf215_v1_heads.json")
 with open(FIXTURE) as _file:
@@ -44,12 +45,8 @@ def _labels(labels):
 
 def _estimator(case, tmp_path):
     columns = [tf.feature_column.numeric_column("x", shape=[2])]
-    kwargs = dict(case["kwargs"])
+    kwargs = estimator_kwargs(case, columns)
     cls = case["class"]
-    if "Combined" in cls:
-        kwargs.update(linear_feature_columns=columns, dnn_feature_columns=columns)
-    elif "Baseline" not in cls:
-        kwargs.update(feature_columns=columns)
     if "dnn" in case:
         start = tmp_path / "start"
         start.mkdir()

@@ -824,26 +824,46 @@ class Estimator:
         self._model_fn_state = ModelFnState.of(self._model_fn)
 
     def _forget_stale_traces(self) -> None:
-        """Drops the traces when a Python value the model_fn read has changed.
+        """Drops the traces when a Python value the model_fn read has changed,
+        or when its EstimatorSpec gave hooks that may keep state.
 
         tf.estimator 2.15 called the model_fn on every call, so a value it
         took from Python (`LEARNING_RATE`, `FLAGS.lr`, a closure variable)
-        changed between calls took effect. The traces here outlive a call;
-        when such a value changed, the next call builds new ones, calling
-        the model_fn again. The variables stay in the store.
+        changed between calls took effect, and its hooks were new objects.
+        The traces here outlive a call; in those cases the next call builds
+        new ones, calling the model_fn again. The variables stay in the store.
         """
         state = self._model_fn_state
         change = state.changed() if state is not None else None
-        if change is None:
+        if change is not None:
+            logger.info(
+                "Calling model_fn again: a value it reads changed since its last call (%s).",
+                change,
+            )
+        elif not self._holds_hooks_with_state():
             return
-        logger.info(
-            "Calling model_fn again: a value it reads changed since its last call (%s).",
-            change,
-        )
         self._model = None
         self._eval_model = None
         self._predict_function = None
         self._model_fn_state = None
+
+    def _holds_hooks_with_state(self) -> bool:
+        """Whether a trace kept a hook its model_fn made that may keep state.
+
+        tf.estimator 2.15 called the model_fn on every call, so the hooks its
+        EstimatorSpec returned were new objects each time: a hook counting
+        its runs from `__init__`, or one keeping the last loss it saw, started
+        afresh. Reusing a trace would run the previous call's objects. Only
+        hook classes that declare every run's state reset in `begin()`
+        (`resets_in_begin`, not inherited) are reused with the trace.
+        """
+        for model in (self._model, self._eval_model):
+            if model is None:
+                continue
+            for hooks in model.spec_hooks.values():
+                if any(not vars(type(hook)).get("resets_in_begin", False) for hook in hooks):
+                    return True
+        return False
 
     def _evaluates_alone(self) -> bool:
         """Whether evaluate() runs without the strategy, as tf.estimator 2.15's did.

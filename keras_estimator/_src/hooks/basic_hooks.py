@@ -265,6 +265,10 @@ class LoggingTensorHook(SessionRunHook):
         self._run_at_end = False
         self._at_run_end = False
 
+    # begin() resets what a run changes; the dispatcher sets the rest before
+    # it, so an Estimator may run the same object again in a later call.
+    resets_in_begin = True
+
     def fetch_at_run_end(self, enabled: bool) -> None:
         """Whether the loop may fuse the steps before a logged step into its run.
 

@@ -94,6 +94,8 @@ print(
         {
             "global_step": int(eval_result["global_step"]),
             "accuracy": float(eval_result["accuracy"]),
+            "loss": float(eval_result["loss"]),
+            "average_loss": float(eval_result["average_loss"]),
             "eval_keys": sorted(eval_result),
             "train_feature_dtype": str(train["SepalLength"].dtype),
             "predicted": predicted,

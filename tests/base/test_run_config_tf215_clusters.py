@@ -198,6 +198,25 @@ def test_train_and_evaluate_asks_for_the_task(monkeypatch, tmp_path):
         ke.train_and_evaluate(estimator, ke.TrainSpec(input_fn), ke.EvalSpec(input_fn))
 
 
+def test_train_and_evaluate_asks_for_the_task_its_run_config_lacks(monkeypatch, tmp_path):
+    # What train_and_evaluate does is the RunConfig's reading of TF_CONFIG,
+    # not the environment's at the time of the call: a program clearing
+    # TF_CONFIG after making its RunConfig is still told the task is missing.
+    cluster = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]}
+    config = _run_config(monkeypatch, {"cluster": cluster}, train_distribute=_mirrored())
+    monkeypatch.delenv("TF_CONFIG")
+
+    def model_fn(features, labels, mode):
+        raise AssertionError("not called")
+
+    def input_fn():
+        raise AssertionError("not called")
+
+    estimator = ke.Estimator(model_fn, str(tmp_path), config)
+    with pytest.raises(ValueError, match=r"task type must be set\. TF_CONFIG names the cluster"):
+        ke.train_and_evaluate(estimator, ke.TrainSpec(input_fn), ke.EvalSpec(input_fn))
+
+
 def test_a_one_task_cluster_without_a_task_trains_and_evaluates_locally(
     monkeypatch, tmp_path
 ):

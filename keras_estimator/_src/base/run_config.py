@@ -682,6 +682,7 @@ class RunConfig:
             setattr(self, "_" + name, getattr(info, name))
         self._environment = info.environment
         self._rpc_layer = info.rpc_layer
+        self._names_task = info.names_task
         if self._session_config is None and info.cluster_spec.jobs:
             # As tf.estimator: between-graph tasks see only the ps and themselves.
             self._session_config = _default_distributed_session_config(

@@ -63,6 +63,8 @@ class _ClusterInfo:
     environment: str | None = None
     rpc_layer: str | None = None
     model_dir: str | None = None
+    # False for a cluster without a "task" (taken under a train_distribute).
+    names_task: bool = True
 
 
 class _TfConfigTypeError(TypeError, ValueError):
@@ -469,7 +471,9 @@ def _parse_tf_config(
         and tf_config.get("task") is None
         and TaskType.MASTER not in jobs
     ):
-        return _ClusterInfo(cluster_spec=tf.train.ClusterSpec(jobs), **extras)
+        return _ClusterInfo(
+            cluster_spec=tf.train.ClusterSpec(jobs), names_task=False, **extras
+        )
     if jobs:
         return _cluster_info(tf_config, jobs, extras, evaluators)
     task_type, task_id = _read_task(tf_config, in_cluster=False)

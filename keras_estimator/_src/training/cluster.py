@@ -23,13 +23,12 @@ The clock and the sleep are module functions so tests can replace them.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.base.tf_config import TaskType, _load_tf_config
+from keras_estimator._src.base.tf_config import TaskType
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.distribute import multi_worker as _multi_worker
 from keras_estimator._src.engine import ps_training as _ps_training
@@ -65,8 +64,7 @@ def run_task(
     """
     config = estimator.config
     task = config.task_type
-    tf_config = _load_tf_config(os.environ.get("TF_CONFIG"))
-    if tf_config.get("cluster") and "task" not in tf_config:
+    if not getattr(config, "_names_task", True):
         # RunConfig(train_distribute=...) takes such a TF_CONFIG, as 2.15's
         # did; 2.15's train_and_evaluate then failed inside its strategy.
         raise ValueError(

@@ -772,3 +772,12 @@ class RunConfig:
     num_worker_replicas = _read_only("num_worker_replicas")
     global_id_in_cluster = _read_only("global_id_in_cluster")
     service = _read_only("service")
+
+
+def names_task(config: RunConfig) -> bool:
+    """Whether `config`'s TF_CONFIG named this process's task.
+
+    False for a cluster without a "task", which a RunConfig with a
+    `train_distribute` takes (see `tf_config._parse_tf_config`).
+    """
+    return config._names_task

@@ -28,6 +28,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from keras_estimator._src.base import run_config
 from keras_estimator._src.base.tf_config import TaskType
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.distribute import multi_worker as _multi_worker
@@ -64,7 +65,7 @@ def run_task(
     """
     config = estimator.config
     task = config.task_type
-    if not getattr(config, "_names_task", True):
+    if not run_config.names_task(config):
         # RunConfig(train_distribute=...) takes such a TF_CONFIG, as 2.15's
         # did; 2.15's train_and_evaluate then failed inside its strategy.
         raise ValueError(

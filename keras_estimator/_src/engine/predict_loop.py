@@ -11,6 +11,7 @@ then per batch `on_predict_batch_begin` / `on_predict_batch_end`, then
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ def run_prediction(
     callbacks: Any,
     keys: Sequence[str] | None,
     yield_single_examples: bool,
+    values_in_place: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
 ) -> Iterator[Any]:
     """Yields the predictions of each batch `input_box[0]` gives, until it ends.
 
@@ -41,6 +43,9 @@ def run_prediction(
         keys: the prediction keys to keep; None for all.
         yield_single_examples: yield each example's predictions instead of
             each batch's.
+        values_in_place: the context each batch runs in (the values the
+            generator predicts with put into the variables; see
+            `held_values`).
 
     Raises:
         ValueError: `keys` are not among the predictions, or (one example
@@ -54,7 +59,7 @@ def run_prediction(
     with model.running(run):
         driver.begin()
     while not model.stop_predicting:
-        with model.running(run):
+        with model.running(run), values_in_place():
             driver.batch_begin()
             try:
                 outputs = predict_function(input_box[0])

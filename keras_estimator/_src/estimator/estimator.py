@@ -40,6 +40,7 @@ from keras_estimator._src.engine import loop as _loop
 from keras_estimator._src.engine import loop_context as _loop_context
 from keras_estimator._src.engine import predict_loop as _predict_loop
 from keras_estimator._src.engine import ps_training as _ps_training
+from keras_estimator._src.engine.held_values import OpenPredictions
 from keras_estimator._src.engine.hook_callback import HookCallback, check_hooks
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
 from keras_estimator._src.engine.model_fn_state import ModelFnState
@@ -131,6 +132,9 @@ class Estimator:
         # `_checkpoint.identity` of the checkpoint the store holds.
         self._synced_checkpoint: tuple[Any, ...] | None = None
         self._predict_function: Any = None
+        # predict() generators still open, which keep the values they
+        # predict with when a later call changes the variables.
+        self._open_predictions = OpenPredictions()
         # The Python values the model_fn read when last called (see
         # `_forget_stale_traces`).
         self._model_fn_state: ModelFnState | None = None
@@ -627,6 +631,7 @@ class Estimator:
         dataset = self._dataset(input_fn, ModeKeys.PREDICT)
         self._build(model, ModeKeys.PREDICT, dataset.element_spec)
         predicted_from = self._sync(checkpoint_path, ModeKeys.PREDICT)
+        held = self._open_predictions.open(list(self._store.saveable().values()))
         _restart_random_sequences(model, ModeKeys.PREDICT)
         if self._predict_function is None:
             self._predict_function = model.make_predict_function()
@@ -649,8 +654,10 @@ class Estimator:
                     listeners,
                     keys,
                     yield_single_examples,
+                    held.in_place,
                 )
         finally:
+            self._open_predictions.close(held)
             input_release.release(input_box)
 
     # ---- export ---------------------------------------------------------------
@@ -975,6 +982,8 @@ class Estimator:
             The path of the checkpoint the store holds, or None without one.
         """
         new_names = self._store.pop_new_names()
+        if mode == ModeKeys.TRAIN:
+            self._open_predictions.before_change()  # training changes them
         path = checkpoint_path or self.latest_checkpoint()
         if path is None:
             if mode != ModeKeys.TRAIN:
@@ -1004,6 +1013,7 @@ class Estimator:
                     _checkpoint.restore(fresh, chosen, scaffold_checkpoint=scaffold_checkpoint)
             else:
                 logger.info("Restoring parameters from %s", chosen)
+                self._open_predictions.before_change()
                 _checkpoint.restore(saveable, chosen, scaffold_checkpoint=scaffold_checkpoint)
             return chosen
 

@@ -279,6 +279,28 @@ def check_cookbook_custom_regression(r):
 LOSS_STEP = re.compile(r"loss = (\S+), step = (\d+)")
 
 
+def check_cnn_mnist_layers_tutorial(r):
+    assert r["global_step"] == 300
+    assert r["eval_keys"] == ["accuracy", "global_step", "loss"]
+    # Unseeded, 300 steps at rate 0.001: near chance (2.15 over 2 runs:
+    # accuracy 0.145 and 0.148, loss 2.295 and 2.297). Every correct run
+    # counts the 297 held-out digits.
+    correct = r["accuracy"] * 297
+    assert abs(correct - round(correct)) < 1e-3
+    assert 0 < r["loss"] < 3
+    # 2.15's lines: the program's LoggingTensorHook at its runs 0, 50, ...,
+    # 250 (6 lines, each the 100 x 10 softmax of the batch) and the
+    # Estimator's loss at steps 0, 100, 200.
+    tensorflows = [
+        line for line in r["_stderr"].splitlines() if line.startswith("INFO:tensorflow:")
+    ]
+    logged = r["_stderr"].split("INFO:tensorflow:probabilities = ")[1:]
+    assert len(logged) == 6
+    assert all(block.split("(")[0].count("[") == 101 for block in logged[1:])
+    steps = [int(m.group(2)) for m in map(LOSS_STEP.search, tensorflows) if m]
+    assert steps == [0, 100, 200]
+
+
 def check_fault_tolerance(r):
     # 2.15: the checkpoint saver runs before the user's hook, so step 6 is
     # saved before the hook raises; 5 checkpoints kept, resumed at 6.
@@ -634,6 +656,7 @@ CASES = [
     pytest.param("cookbook_custom_regression.py", check_cookbook_custom_regression),
     pytest.param("fault_tolerance.py", check_fault_tolerance),
     pytest.param("premade_estimators_tutorial.py", check_premade_estimators_tutorial),
+    pytest.param("cnn_mnist_layers_tutorial.py", check_cnn_mnist_layers_tutorial),
     pytest.param("metrics_optimizers_guide.py", check_metrics_optimizers_guide),
     pytest.param(
         "export_saved_model.py", check_export_saved_model, marks=pytest.mark.slow

@@ -863,7 +863,13 @@ class Estimator:
         afresh. Reusing a trace would run the previous call's objects. Only
         hook classes that declare every run's state reset in `begin()`
         (`resets_in_begin`, not inherited) are reused with the trace.
+
+        Not across the workers of a `MultiWorkerMirroredStrategy`: they must
+        trace together, and a chief's hooks are not a worker's
+        (docs/differences.md).
         """
+        if multi_worker.is_multi_worker(self._strategy):
+            return False
         for model in (self._model, self._eval_model):
             if model is None:
                 continue

@@ -17,6 +17,7 @@ import tensorflow as tf
 
 import keras_estimator as ke
 from keras_estimator.experimental import multi_worker_strategy
+from tests._run_configs import cluster_properties
 
 DistributeConfig = collections.namedtuple(
     "DistributeConfig", ["train_distribute", "eval_distribute", "remote_cluster"]
@@ -29,16 +30,7 @@ def _run_config(monkeypatch, tf_config, **kwargs):
 
 
 def _properties(config):
-    return (
-        config.task_type,
-        config.task_id,
-        config.master,
-        config.num_worker_replicas,
-        config.num_ps_replicas,
-        config.is_chief,
-        config.global_id_in_cluster,
-        config.cluster_spec.as_dict(),
-    )
+    return (*cluster_properties(config), config.cluster_spec.as_dict())
 
 
 def _mirrored():

@@ -12,6 +12,7 @@ import pytest
 
 import keras_estimator as ke
 from keras_estimator.experimental import multi_worker_strategy
+from tests._run_configs import cluster_properties
 
 CLUSTER = {
     "chief": ["127.0.0.1:5"],
@@ -26,18 +27,6 @@ def _config(monkeypatch, task_type, index, cluster=CLUSTER):
         json.dumps({"cluster": cluster, "task": {"type": task_type, "index": index}}),
     )
     return ke.RunConfig()
-
-
-def _properties(config):
-    return (
-        config.task_type,
-        config.task_id,
-        config.master,
-        config.num_worker_replicas,
-        config.num_ps_replicas,
-        config.is_chief,
-        config.global_id_in_cluster,
-    )
 
 
 @pytest.mark.parametrize(
@@ -55,7 +44,7 @@ def _properties(config):
 def test_an_evaluator_listed_in_cluster_is_accepted_as_2_15(
     monkeypatch, task_type, index, expected
 ):
-    assert _properties(_config(monkeypatch, task_type, index)) == expected
+    assert cluster_properties(_config(monkeypatch, task_type, index)) == expected
 
 
 def test_the_training_cluster_leaves_the_evaluator_out(monkeypatch):
@@ -69,7 +58,7 @@ def test_the_training_cluster_leaves_the_evaluator_out(monkeypatch):
 def test_two_evaluators_listed_are_accepted_as_2_15(monkeypatch):
     cluster = dict(CLUSTER, evaluator=["127.0.0.1:4", "127.0.0.1:6"])
     config = _config(monkeypatch, "chief", 0, cluster)
-    assert _properties(config) == ("chief", 0, "grpc://127.0.0.1:5", 3, 0, True, 0)
+    assert cluster_properties(config) == ("chief", 0, "grpc://127.0.0.1:5", 3, 0, True, 0)
 
 
 def test_the_strategy_helper_makes_none_for_a_listed_evaluator(monkeypatch):

@@ -21,7 +21,6 @@ import tensorflow as tf
 
 from keras_estimator._src.base.estimator_spec import EstimatorSpec
 from keras_estimator._src.base.mode_keys import ModeKeys
-from keras_estimator._src.distribute import multi_worker
 from keras_estimator._src.engine import fetched_only as _fetched_only
 from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import input_release as _input_release
@@ -327,18 +326,8 @@ class ModelFnModel(keras.Model):
             # step itself, where variables cannot be created: a building
             # trace of its own makes them first.
             return False
-        config = self._trace.config
-        model_dir = getattr(config, "model_dir", None)
-        directory = None
         if mode == ModeKeys.TRAIN:
             self.make_train_function()
-            # Only a task writing model_dir writes its summaries there (the
-            # other workers of a cluster trace the same step without them).
-            writes = not multi_worker.is_multi_worker(
-                strategy
-            ) or multi_worker.writes_to_model_dir(config)
-            if model_dir and getattr(config, "save_summary_steps", None) and writes:
-                directory = (model_dir,)
         elif mode == ModeKeys.EVAL:
             self.make_test_function()
         else:
@@ -347,7 +336,7 @@ class ModelFnModel(keras.Model):
         self._store.create_at_once = True
         try:
             with self._trace.building_trace():
-                built = self._steps.prebuild(kind, element_spec, directory)
+                built = self._steps.prebuild(kind, element_spec)
         finally:
             self._store.create_at_once = False
         if built is None:
@@ -359,14 +348,13 @@ class ModelFnModel(keras.Model):
         )
         return True
 
-    def shared_train_step(self, element_spec: Any, directory: tuple[str, ...] | None) -> Any:
+    def shared_train_step(self, element_spec: Any) -> Any:
         """The training step's one trace for `element_spec` (`StepFunctions`' shared step).
 
-        Its summaries are written to `directory`'s (None: the first trace's).
         None where the steps do not share a trace. The TRAIN mode must be
         built (`build_mode`) first.
         """
-        return self._steps.prebuild("train", element_spec, directory)
+        return self._steps.prebuild("train", element_spec)
 
     def shared_fetching_step(
         self, shared: Any, plan: _fetches.FetchPlan, summaries: bool
@@ -524,7 +512,7 @@ class ModelFnModel(keras.Model):
         if loop_for is None:
             return None
         whole = self._whole_evaluation
-        shared = self._steps.prebuild("test", dataset.element_spec, None)
+        shared = self._steps.prebuild("test", dataset.element_spec)
         if (
             shared is not None
             and inputs.is_small_input(dataset)

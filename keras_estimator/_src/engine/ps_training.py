@@ -280,7 +280,7 @@ class _Steps:
         """Sets the step and the logs structure `chunk` is traced with."""
         self._element_spec = element_spec
         self._shared = (
-            self._model.shared_train_step(element_spec, None) if self._shares() else None
+            self._model.shared_train_step(element_spec) if self._shares() else None
         )
         if self._shared is None:
             self._current_spec = self.logs_spec(element_spec)
@@ -297,9 +297,7 @@ class _Steps:
             shared_step = None
             if self._shared is not None:
                 directories = summary_dirs(plan.keys)
-                shared = self._model.shared_train_step(
-                    self._element_spec, tuple(directories) if directories else None
-                )
+                shared = self._model.shared_train_step(self._element_spec)
                 if shared is not None:
                     shared_step = self._model.shared_fetching_step(
                         shared, plan, bool(directories)

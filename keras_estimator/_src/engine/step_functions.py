@@ -295,7 +295,7 @@ class StepFunctions:
         self._evaluation_loop: Callable[[Any], Any] | None = None
         # kind -> builds the shared step of an element spec ahead of the
         # first call (`prebuild`); set by `fused_function` where shared.
-        self._prebuilders: dict[str, Callable[[Any, Any], Any]] = {}
+        self._prebuilders: dict[str, Callable[[Any], Any]] = {}
 
     def final_metric_values(self, element_spec: Any) -> dict[str, Any]:
         """Each eval metric's value op, read after all updates (as TF1 did).
@@ -442,7 +442,7 @@ class StepFunctions:
             return made[0]
 
         if shares_one_trace(strategy):
-            self._prebuilders["predict"] = lambda element_spec, directory: prebuild(element_spec)
+            self._prebuilders["predict"] = prebuild
 
         def function(iterator: Any) -> Any:
             if ModeKeys.PREDICT not in self._model.logs_specs:
@@ -513,7 +513,7 @@ class StepFunctions:
         iterator: Any,
         plan: _fetches.FetchPlan | None,
         steps: int,
-        shared_for: Callable[[Any, tuple[str, ...] | None], Any],
+        shared_for: Callable[[Any], Any],
     ) -> tuple[int, dict[str, Any], bool]:
         """Runs `steps` steps, the last one fetching what the hooks asked for.
 
@@ -542,7 +542,7 @@ class StepFunctions:
         kind: str,
         iterator: Any,
         plan: _fetches.FetchPlan,
-        shared_for: Callable[[Any, tuple[str, ...] | None], Any],
+        shared_for: Callable[[Any], Any],
     ) -> tuple[int, dict[str, Any]]:
         """Runs one step that also returns the values hooks asked for."""
         key = (kind, *fetch_plan_key(plan), self._spec_key(iterator))
@@ -551,8 +551,7 @@ class StepFunctions:
             directories = summary_dirs(plan.keys)
             # Evaluation fetches from its shared trace too: a hook's begin()
             # may have built them into that graph. It writes no summaries.
-            writes = bool(directories) and kind == "train"
-            shared = shared_for(iterator, tuple(directories) if writes else None)
+            shared = shared_for(iterator)
 
             fetching = (
                 None if shared is None else self._shared_fetching(shared, plan, bool(directories))
@@ -582,7 +581,7 @@ class StepFunctions:
         iterator: Any,
         plan: _fetches.FetchPlan,
         steps: int,
-        shared_for: Callable[[Any, tuple[str, ...] | None], Any],
+        shared_for: Callable[[Any], Any],
     ) -> tuple[int, dict[str, Any], bool] | None:
         """Runs up to `steps` steps in one call, each fetching what `plan` asks.
 
@@ -599,7 +598,7 @@ class StepFunctions:
         key = ("every_step", *fetch_plan_key(plan), self._spec_key(iterator))
         call: Any = self._fetching_functions.get(key)
         if call is None:
-            shared = shared_for(iterator, None)
+            shared = shared_for(iterator)
             body = None if shared is None else self._shared_fetching(shared, plan, False)
             call = False
             fetched = (
@@ -761,10 +760,10 @@ class StepFunctions:
             return fn(data)
         return strategy.run(fn, args=(data,))
 
-    def prebuild(self, kind: str, element_spec: Any, directory: tuple[str, ...] | None) -> Any:
+    def prebuild(self, kind: str, element_spec: Any) -> Any:
         """The shared step of `element_spec`, traced now; None where steps are not shared."""
         prebuilder = self._prebuilders.get(kind)
-        return None if prebuilder is None else prebuilder(element_spec, directory)
+        return None if prebuilder is None else prebuilder(element_spec)
 
     def _spec_key(self, iterator: Any) -> str:
         """The iterator's element spec as a key; computed once per iterator."""
@@ -835,16 +834,14 @@ class StepFunctions:
         shared_steps: dict[str, Any] = {}
         tracing: list[Any] = [None]
 
-        def shared_for(iterator: Any, directory: tuple[str, ...] | None) -> Any:
-            """The shared step for `iterator`'s input (writing summaries to
-            whichever directories a function names: `directory` is not needed)."""
+        def shared_for(iterator: Any) -> Any:
+            """The shared step for `iterator`'s input (it writes summaries to
+            whichever directories a function built on it feeds)."""
             if not shares:
                 return None
-            return shared_for_spec(self._spec_key(iterator), iterator.element_spec, directory)
+            return shared_for_spec(self._spec_key(iterator), iterator.element_spec)
 
-        def shared_for_spec(
-            spec_key: str, element_spec: Any, directory: tuple[str, ...] | None
-        ) -> Any:
+        def shared_for_spec(spec_key: str, element_spec: Any) -> Any:
             # One trace per input structure: its summaries are written to
             # the directories each function feeds (`summaries.FedWriter`).
             if spec_key not in shared_steps:
@@ -856,8 +853,8 @@ class StepFunctions:
             return shared_steps[spec_key]
 
         if shares:
-            self._prebuilders[kind] = lambda element_spec, directory: shared_for_spec(
-                repr(element_spec), element_spec, directory
+            self._prebuilders[kind] = lambda element_spec: shared_for_spec(
+                repr(element_spec), element_spec
             )
 
         def one_step(data: Any) -> dict[str, tf.Tensor]:
@@ -877,7 +874,7 @@ class StepFunctions:
             key = self._spec_key(iterator)
             concrete = traced.get(key)
             if concrete is None:
-                shared = shared_for(iterator, None)
+                shared = shared_for(iterator)
                 tracing[0] = None if shared is None else shared.fused_step()
                 try:
                     concrete = compiled.get_concrete_function(
@@ -915,12 +912,11 @@ class StepFunctions:
             if concrete is None:
                 concrete = False
                 directories = summary_dirs(plan.keys)
-                shared = shared_for(iterator, tuple(directories) if directories else None)
+                shared = shared_for(iterator)
                 fetching = (
                     None if shared is None else self._shared_fetching(shared, plan, bool(directories))
                 )
-                fused_shared = shared_for(iterator, None)
-                fused_step = None if fused_shared is None else fused_shared.fused_step()
+                fused_step = None if shared is None else shared.fused_step()
                 if fetching is not None and fused_step is not None:
                     last = tf.function(fetching, autograph=False).get_concrete_function(
                         iterator.element_spec
@@ -959,15 +955,10 @@ class StepFunctions:
             run = self._model.run_state
             plan = run.fetches.request
             fetching = plan is not None and bool(plan.keys)
-            if (
-                fetching
-                and plan is not None
-                and not plan.every_step
-                and kind == "train"
-                and workers is None
-                and not run.loop_length
-                and run.fetches.run_steps <= 1
-            ):
+            # One process trains in runs its loop plans (not a fixed-length
+            # loop, not a cluster's agreed runs).
+            plans_training = kind == "train" and workers is None and not run.loop_length
+            if plans_training and plan is not None and fetching and _fetches_for_one_step(run, plan):
                 # The hooks fetch for a run of one step: it runs one step
                 # unless none is due, whatever else the plan would allow.
                 planned = 0 if self._plans_no_step(run) else 1
@@ -980,14 +971,13 @@ class StepFunctions:
                 self._stop(kind)
                 return last_logs
             fetched = True
+            # Observers' fetches at every step of a longer run (`fetching_loop`).
             stepwise = (
-                fetching
+                plans_training
+                and fetching
                 and plan is not None
                 and plan.every_step
                 and shares
-                and workers is None
-                and kind == "train"
-                and not run.loop_length
                 and planned > 1
             )
             if stepwise and plan is not None:
@@ -1210,6 +1200,15 @@ def _reduce_batch(strategy: tf.distribute.Strategy, value: Any) -> Any:
     if strategy.num_replicas_in_sync == 1:
         return strategy.experimental_local_results(value)[0]
     return tf.concat(strategy.experimental_local_results(value), axis=0)
+
+
+def _fetches_for_one_step(run: RunState, plan: _fetches.FetchPlan) -> bool:
+    """Whether the hooks fetch for a run of one step, as a TF1 session run.
+
+    Not when observers are served at every step of a longer run
+    (`plan.every_step`) or fetch at its last step (`run.fetches.run_steps`).
+    """
+    return not plan.every_step and run.fetches.run_steps <= 1
 
 
 def _reduce(

@@ -92,3 +92,36 @@ def test_under_mirrored_strategy_an_open_generator_keeps_its_values(tmp_path):
     assert head + [float(p["p"]) for p in generator] == pytest.approx(before, abs=1e-6)
     after = [float(p["p"]) for p in est.predict(_predict_input)]
     assert after[1] > before[1] + 0.1  # training did move the variables
+
+
+def test_a_variable_that_cannot_be_put_back_leaves_training_alone(tmp_path, caplog):
+    # A replica-summed variable cannot be assigned across replicas: the open
+    # generator then goes on with the new values, and training is untouched.
+    def model_fn(features, labels, mode):
+        total = tf.compat.v1.get_variable(
+            "seen",
+            [],
+            initializer=tf.compat.v1.zeros_initializer(),
+            synchronization=tf.VariableSynchronization.ON_READ,
+            aggregation=tf.VariableAggregation.SUM,
+            trainable=False,
+        )
+        spec = _model_fn(features, labels, mode)
+        if mode != ke.ModeKeys.TRAIN:
+            return spec
+        counted = total.assign_add(1.0)
+        return spec._replace(train_op=tf.group(spec.train_op, counted))
+
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    config = ke.RunConfig(train_distribute=strategy, eval_distribute=strategy)
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path), config=config)
+    est.train(_train_input, steps=2)
+    generator = est.predict(_predict_input)
+    assert _take(generator, 2) == pytest.approx([0.0, 0.36], abs=1e-6)  # its first batch
+    caplog.set_level("WARNING", logger="keras_estimator")
+    est.train(_train_input, steps=3)
+    assert est.get_variable_value("global_step") == 5
+    assert any("cannot keep the values" in r.getMessage() for r in caplog.records)
+    trained = [float(p["p"]) for p in est.predict(_predict_input)]
+    assert trained[1] > 0.6  # w = 0.67232 after 5 steps
+    assert [float(p["p"]) for p in generator] == pytest.approx(trained[2:], abs=1e-6)

@@ -15,11 +15,14 @@ call changes them, a generator costs nothing.
 from __future__ import annotations
 
 import contextlib
+import logging
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import tensorflow as tf
+
+logger = logging.getLogger("keras_estimator")
 
 
 class HeldValues:
@@ -34,9 +37,28 @@ class HeldValues:
         self._kept: list[tf.Tensor] | None = None
 
     def keep(self) -> None:
-        """Copies the values now in the variables, unless a copy is kept already."""
-        if self._kept is None:
-            self._kept = _values(self._variables)
+        """Copies the values now in the variables, unless a copy is kept already.
+
+        A variable whose value cannot be read and put back from here (a
+        strategy's variable that refuses assignments across replicas) leaves
+        the generator on the variables' values of the moment, with a warning:
+        the call changing them goes on.
+        """
+        if self._kept is not None:
+            return
+        try:
+            kept = _values(self._variables)
+            for variable in self._variables:
+                _check_assignable(variable)
+        except (tf.errors.OpError, ValueError, TypeError, NotImplementedError) as error:
+            logger.warning(
+                "An open predict() generator cannot keep the values it started "
+                "with (%s); its next predictions use the variables' new values.",
+                error,
+            )
+            self._variables = []
+            kept = []
+        self._kept = kept
 
     @contextlib.contextmanager
     def in_place(self) -> Iterator[None]:
@@ -71,6 +93,17 @@ class OpenPredictions:
         """Called before the variables' values change: each open generator keeps its own."""
         for held in list(self._open):
             held.keep()
+
+
+def _check_assignable(variable: Any) -> None:
+    """Raises ValueError where a strategy's variable refuses assignments across replicas."""
+    aggregation = getattr(variable, "aggregation", None)
+    if (
+        isinstance(variable, tf.distribute.DistributedValues)
+        and getattr(variable, "synchronization", None) == tf.VariableSynchronization.ON_READ
+        and aggregation == tf.VariableAggregation.SUM
+    ):
+        raise ValueError(f"{variable.name} sums its replicas' values when read")
 
 
 def _values(variables: Sequence[Any]) -> list[tf.Tensor]:

@@ -125,3 +125,42 @@ def test_a_variable_that_cannot_be_put_back_leaves_training_alone(tmp_path, capl
     trained = [float(p["p"]) for p in est.predict(_predict_input)]
     assert trained[1] > 0.6  # w = 0.67232 after 5 steps
     assert [float(p["p"]) for p in generator] == pytest.approx(trained[2:], abs=1e-6)
+
+
+def test_a_generator_used_while_another_thread_trains_leaves_training_alone(
+    tmp_path, caplog
+):
+    import threading
+
+    def train_with_a_pause(est, paused, resume):
+        class Pause(ke.SessionRunHook):
+            def after_run(self, run_context, run_values):
+                if run_context.global_step == 4:
+                    paused.set()
+                    assert resume.wait(60)
+
+        est.train(_train_input, steps=5, hooks=[Pause()])
+
+    alone = ke.Estimator(_model_fn, model_dir=str(tmp_path / "alone"))
+    alone.train(_train_input, steps=2)
+    alone.train(_train_input, steps=5)
+
+    est = ke.Estimator(_model_fn, model_dir=str(tmp_path / "shared"))
+    est.train(_train_input, steps=2)
+    generator = est.predict(_predict_input)
+    assert _take(generator, 2) == pytest.approx([0.0, 0.36], abs=1e-6)
+    paused, resume = threading.Event(), threading.Event()
+    trainer = threading.Thread(target=train_with_a_pause, args=(est, paused, resume))
+    caplog.set_level("WARNING", logger="keras_estimator")
+    trainer.start()
+    try:
+        assert paused.wait(60)
+        # Mid-training in the other thread: no values are swapped under it.
+        next(generator)
+        assert any("another thread trains" in r.getMessage() for r in caplog.records)
+    finally:
+        resume.set()
+        trainer.join(60)
+    assert not trainer.is_alive()
+    assert est.get_variable_value("w") == pytest.approx(alone.get_variable_value("w"))
+    assert est.get_variable_value("global_step") == 7

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -30,11 +31,14 @@ class HeldValues:
 
     Args:
         variables: the variables its predicting function reads.
+        changes: held by a call changing the variables while it runs (see
+            `OpenPredictions.changing`).
     """
 
-    def __init__(self, variables: Sequence[tf.Variable]) -> None:
+    def __init__(self, variables: Sequence[tf.Variable], changes: threading.RLock) -> None:
         self._variables = list(variables)
         self._kept: list[tf.Tensor] | None = None
+        self._changes = changes
 
     def keep(self) -> None:
         """Copies the values now in the variables, unless a copy is kept already.
@@ -64,15 +68,28 @@ class HeldValues:
     def in_place(self) -> Iterator[None]:
         """Runs the enclosed batch with the kept values in the variables."""
         kept = self._kept
-        if kept is None:
+        if kept is None or not kept:
             yield
             return
-        now = _values(self._variables)
-        _assign(self._variables, kept)
-        try:
+        # Not while another thread trains: its steps would read the kept
+        # values. The generator then predicts with the values of the moment.
+        if not self._changes.acquire(blocking=False):
+            logger.warning(
+                "An open predict() generator runs while another thread trains "
+                "the same Estimator: its predictions use the variables' values "
+                "of the moment, not those it started with."
+            )
             yield
+            return
+        try:
+            now = _values(self._variables)
+            _assign(self._variables, kept)
+            try:
+                yield
+            finally:
+                _assign(self._variables, now)
         finally:
-            _assign(self._variables, now)
+            self._changes.release()
 
 
 class OpenPredictions:
@@ -80,11 +97,23 @@ class OpenPredictions:
 
     def __init__(self) -> None:
         self._open: weakref.WeakSet[HeldValues] = weakref.WeakSet()
+        self._changes = threading.RLock()
 
     def open(self, variables: Sequence[tf.Variable]) -> HeldValues:
-        held = HeldValues(variables)
+        held = HeldValues(variables, self._changes)
         self._open.add(held)
         return held
+
+    @contextlib.contextmanager
+    def changing(self) -> Iterator[None]:
+        """Held by a call that changes the variables as it runs (training).
+
+        A generator's batch in the same thread (a hook's) still runs with
+        its values put in place between two steps; one in another thread
+        does not swap values under the running steps.
+        """
+        with self._changes:
+            yield
 
     def close(self, held: HeldValues) -> None:
         self._open.discard(held)

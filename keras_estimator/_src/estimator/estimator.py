@@ -279,7 +279,7 @@ class Estimator:
             if self._config.is_chief
             else contextlib.nullcontext()
         )
-        with lock, _preemption.on_sigterm() as preemption:
+        with lock, self._open_predictions.changing(), _preemption.on_sigterm() as preemption:
             self._train(
                 input_fn,
                 steps,

@@ -164,3 +164,25 @@ def test_a_generator_used_while_another_thread_trains_leaves_training_alone(
     assert not trainer.is_alive()
     assert est.get_variable_value("w") == pytest.approx(alone.get_variable_value("w"))
     assert est.get_variable_value("global_step") == 7
+
+
+def test_a_suspended_generator_leaves_no_loop_behind(tmp_path):
+    # While a generator waits at a yield, and after generators left open are
+    # dropped in any order, the thread runs no loop: a stock hook begun
+    # outside one still says so (a dropped generator used to put back the
+    # loop of the one opened before it).
+    est = ke.Estimator(_model_fn, model_dir=str(tmp_path))
+    est.train(_train_input, steps=2)
+    first, second = est.predict(_predict_input), est.predict(_predict_input)
+    _take(first, 1)
+    _take(second, 1)
+
+    def begin_outside_a_loop():
+        with pytest.raises(RuntimeError, match="run it in Estimator.train"):
+            ke.CheckpointSaverHook(str(tmp_path), save_steps=1).begin()
+
+    begin_outside_a_loop()
+    first.close()
+    begin_outside_a_loop()
+    second.close()
+    begin_outside_a_loop()

@@ -29,7 +29,7 @@ def run_prediction(
     callbacks: Any,
     keys: Sequence[str] | None,
     yield_single_examples: bool,
-    values_in_place: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
+    scope: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
 ) -> Iterator[Any]:
     """Yields the predictions of each batch `input_box[0]` gives, until it ends.
 
@@ -43,9 +43,11 @@ def run_prediction(
         keys: the prediction keys to keep; None for all.
         yield_single_examples: yield each example's predictions instead of
             each batch's.
-        values_in_place: the context each batch runs in (the values the
-            generator predicts with put into the variables; see
-            `held_values`).
+        scope: the context the loop's hooks, callbacks and batches run in
+            (the loop context hooks see, the values the generator predicts
+            with; see `held_values`), entered only while the generator
+            runs, not while it waits at a yield: another generator or call
+            may run in between.
 
     Raises:
         ValueError: `keys` are not among the predictions, or (one example
@@ -56,10 +58,10 @@ def run_prediction(
     # The state is the model's only while this generator runs, not while
     # it is suspended at a yield.
     run = RunState()
-    with model.running(run):
+    with model.running(run), scope():
         driver.begin()
     while not model.stop_predicting:
-        with model.running(run), values_in_place():
+        with model.running(run), scope():
             driver.batch_begin()
             try:
                 outputs = predict_function(input_box[0])
@@ -76,7 +78,7 @@ def run_prediction(
             yield {k: v.numpy() for k, v in outputs.items()}
         else:
             yield tf.nest.map_structure(lambda t: t.numpy(), outputs)
-    with model.running(run):
+    with model.running(run), scope():
         driver.end()
 
 

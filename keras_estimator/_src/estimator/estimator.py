@@ -645,17 +645,23 @@ class Estimator:
         # The box holds the only reference to the input iterator, which is
         # freed on the release thread however the caller leaves the generator.
         input_box = [iter(dataset) if self._strategy else inputs.make_iterator(dataset)]
+        context = self._loop_context(predicted_from)
+
+        @contextlib.contextmanager
+        def scope() -> Iterator[None]:
+            with _loop_context.active(context), held.in_place():
+                yield
+
         try:
-            with _loop_context.active(self._loop_context(predicted_from)):
-                yield from _predict_loop.run_prediction(
-                    model,
-                    self._predict_function,
-                    input_box,
-                    listeners,
-                    keys,
-                    yield_single_examples,
-                    held.in_place,
-                )
+            yield from _predict_loop.run_prediction(
+                model,
+                self._predict_function,
+                input_box,
+                listeners,
+                keys,
+                yield_single_examples,
+                scope,
+            )
         finally:
             self._open_predictions.close(held)
             input_release.release(input_box)

@@ -89,5 +89,7 @@ result = {
     "line_form": re.sub(r"[\d.:-]+", "N", lines[0]) if lines else None,
     "variable_names": estimator.get_variable_names(),
     "loss": float(estimator.evaluate(_input_fn, steps=3)["loss"]),
+    "kernel": estimator.get_variable_value("dense/kernel").ravel().tolist(),
+    "bias": estimator.get_variable_value("dense/bias").ravel().tolist(),
 }
 print("RESULT " + json.dumps(result, sort_keys=True))

@@ -51,9 +51,9 @@ class HeldValues:
         if self._kept is not None:
             return
         try:
-            kept = _values(self._variables)
             for variable in self._variables:
                 _check_assignable(variable)
+            kept = _values(self._variables)
         except (tf.errors.OpError, ValueError, TypeError, NotImplementedError) as error:
             logger.warning(
                 "An open predict() generator cannot keep the values it started "
@@ -68,7 +68,7 @@ class HeldValues:
     def in_place(self) -> Iterator[None]:
         """Runs the enclosed batch with the kept values in the variables."""
         kept = self._kept
-        if kept is None or not kept:
+        if not kept:  # none kept, or none could be
             yield
             return
         # Not while another thread trains: its steps would read the kept
@@ -106,13 +106,15 @@ class OpenPredictions:
 
     @contextlib.contextmanager
     def changing(self) -> Iterator[None]:
-        """Held by a call that changes the variables as it runs (training).
+        """Around a call that changes the variables as it runs (training).
 
-        A generator's batch in the same thread (a hook's) still runs with
-        its values put in place between two steps; one in another thread
-        does not swap values under the running steps.
+        Each open generator keeps its values first. A generator's batch in
+        the same thread (a hook's) still runs with its values put in place
+        between two steps; one in another thread does not swap values under
+        the running steps.
         """
         with self._changes:
+            self.before_change()
             yield
 
     def close(self, held: HeldValues) -> None:

@@ -994,8 +994,6 @@ class Estimator:
             The path of the checkpoint the store holds, or None without one.
         """
         new_names = self._store.pop_new_names()
-        if mode == ModeKeys.TRAIN:
-            self._open_predictions.before_change()  # training changes them
         path = checkpoint_path or self.latest_checkpoint()
         if path is None:
             if mode != ModeKeys.TRAIN:

@@ -404,3 +404,20 @@ def test_help(command, capsys):
     assert main([*command, "--help"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: keras-estimator")
+
+
+@pytest.mark.parametrize(
+    ("source", "fix"),
+    [
+        (
+            "tf.compat.v1.train.init_from_checkpoint(ckpt, {'out/': 'out/'})",
+            "warm_start_from=tf.estimator.WarmStartSettings",
+        ),
+        ("tf.compat.v1.train.Saver()", "keep_checkpoint_max"),
+    ],
+)
+def test_checkpoint_ops_a_training_model_fn_may_not_build_are_flagged(source, fix):
+    (finding,) = check.check_source(f"import tensorflow as tf\n{source}\n")
+    assert finding.status is known_differences.Status.UNSUPPORTED
+    assert "refused in a TRAIN model_fn" in finding.note
+    assert fix in finding.note

@@ -136,6 +136,18 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
         "works; init_fn, init_op and other session fields are refused",
     ),
     KnownDifference(
+        "tf.compat.v1.train.init_from_checkpoint",
+        _U,
+        "refused in a TRAIN model_fn (its restore would run at every step); "
+        "fix: Estimator(warm_start_from=tf.estimator.WarmStartSettings(...))",
+    ),
+    KnownDifference(
+        "tf.compat.v1.train.Saver",
+        _U,
+        "refused in a TRAIN model_fn (its ops would run at every step); the "
+        "Estimator writes model_dir's checkpoints (RunConfig(keep_checkpoint_max=...))",
+    ),
+    KnownDifference(
         "tf.compat.v1.distribute.experimental.ParameterServerStrategy",
         _U,
         "the TF1 parameter-server strategy is not supported; fix: "

@@ -160,6 +160,8 @@ class ModelFnTrace:
         else:
             is_chief = getattr(self.config, "is_chief", True)
             _share_hook_state(self.spec_hooks.get(mode, ()), _spec_hooks(spec, mode, is_chief))
+        if mode == ModeKeys.TRAIN and not tf.executing_eagerly():
+            _refuse_checkpoint_io(graph, first_op)
         if (not self.building or self.store.create_at_once) and mode == ModeKeys.TRAIN:
             # The building trace's Checkpoint holds stand-ins; a step's holds
             # the variables training updates.
@@ -400,6 +402,42 @@ def _raise_with_a_keras_3_fix(err: AttributeError) -> None:
         "names), or call keras_estimator.install() (or run the program with "
         "`keras-estimator run`), which serves tf.compat.v1.layers itself."
     ) from err
+
+
+# Ops that read or write checkpoint files. A TF1 graph ran them only when
+# asked: a Saver's save() or restore(), or the initializers that
+# `init_from_checkpoint` replaced, run once on a fresh start.
+_CHECKPOINT_READS = frozenset({"RestoreV2", "Restore", "RestoreSlice"})
+_CHECKPOINT_WRITES = frozenset({"SaveV2", "Save", "SaveSlices", "MergeV2Checkpoints"})
+
+
+def _refuse_checkpoint_io(graph: tf.Graph, first_op: int) -> None:
+    """Refuses checkpoint reads and writes the model_fn built for training.
+
+    A training step runs every stateful op of the model_fn's TRAIN graph,
+    on every step (docs/differences.md). An op restoring variables from a
+    checkpoint (`tf.compat.v1.train.init_from_checkpoint`, a
+    `tf.compat.v1.train.Saver`, a `tf.train.Checkpoint(...).restore`) would
+    then put the checkpoint's values back at every step, undoing the
+    training, and a Saver's save op would write a file at every step.
+    """
+    for op in graph.get_operations()[first_op:]:
+        if op.type not in _CHECKPOINT_READS and op.type not in _CHECKPOINT_WRITES:
+            continue
+        kind = "reads" if op.type in _CHECKPOINT_READS else "writes"
+        raise ValueError(
+            f"The model_fn built an op that {kind} a checkpoint in TRAIN mode "
+            f"({op.type} {op.name!r}), as tf.compat.v1.train.init_from_checkpoint, "
+            "a tf.compat.v1.train.Saver or a tf.train.Checkpoint restore build. "
+            "A TF1 session ran it only once (at initialization, or when save() or "
+            "restore() was called); here a training step runs every op the "
+            "model_fn builds, so it would run at every step and undo the training. "
+            "To start from a checkpoint, remove the call and pass "
+            "Estimator(warm_start_from=tf.estimator.WarmStartSettings("
+            "ckpt_to_initialize_from=<checkpoint>, vars_to_warm_start=<regex>, "
+            "var_name_to_prev_var_name=<the assignment map>)); the Estimator writes "
+            "model_dir's checkpoints itself (RunConfig(keep_checkpoint_max=...))."
+        )
 
 
 def _raise_for_an_initializer_op(err: TypeError) -> None:

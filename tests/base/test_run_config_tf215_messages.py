@@ -90,6 +90,7 @@ def test_replacing_what_cannot_be_replaced_with_2_15s_message(name):
 ONE_CHIEF = r'The "cluster" in TF_CONFIG must have only one "chief" node.'
 ONE_MASTER = r'The "cluster" in TF_CONFIG must have only one "master" node.'
 TASK_TYPE_UNSET = r'If "cluster" is set .* task type must be set'
+MISSING_CHIEF = r'If "cluster" is set .* it must have one "chief" node'
 TASK_INDEX_UNSET = r'If "cluster" is set .* task index must be set'
 BAD_TASK_ID = r"is not a valid task_id"
 NEGATIVE_INDEX = r"Task index must be non-negative number."
@@ -130,6 +131,9 @@ def _cases(chief):
 TF_CONFIG_REFUSALS = [
     *_cases("chief"),
     *_cases("master"),
+    # 2.15 (run_config_test's test_fail_with_missing_chief_node): neither
+    # a chief nor a task.
+    ({"cluster": {"worker": ["host3:3", "host4:4", "host5:5"]}}, MISSING_CHIEF),
     ({"task": _task("chief", 0)}, LOCAL_TYPE),
     ({"task": _task("master", 0)}, LOCAL_TYPE),
     ({"task": _task("worker", 1)}, LOCAL_INDEX),

@@ -398,6 +398,16 @@ def _cluster_info(
 ) -> _ClusterInfo:
     """Derives the cluster properties for a process in a (non-empty) cluster."""
     chief_job = _check_cluster_shape(jobs)
+    if chief_job is None and tf_config.get("task") is None:
+        # 2.15 checked the chief first: a cluster without one (and without a
+        # task naming worker 0's role) was refused for the missing chief.
+        raise _tf_config_error(
+            '"task"',
+            'it is missing, and the cluster has no "chief" job to lead training',
+            'Add "task": {"type": <one of the cluster\'s task types>, "index": '
+            '<position in that job>} to TF_CONFIG, or a "chief" job to "cluster".',
+            lead='If "cluster" is set in TF_CONFIG, it must have one "chief" node.',
+        )
     task_type, task_id = _read_task(tf_config, in_cluster=True)
     _check_task_in_cluster(jobs, task_type, task_id, chief_job)
     if task_type == TaskType.EVALUATOR:

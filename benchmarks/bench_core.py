@@ -27,6 +27,9 @@ and, on the keras_estimator side, three more rows from the same Estimator:
    "keras_estimator + observer hook every step", the same hook declaring
    ``observes_only = True`` (what ``keras_estimator.ObserverHook`` declares:
    steps that fetch for it share compiled calls), against the same reference;
+   and "keras_estimator + LoggingTensorHook every step", the stock
+   ``LoggingTensorHook({"loss": <its name>}, every_n_iter=1)`` (an observer
+   of its own), against the reference running the same hook;
 7. "Model.fit + HookCallback": the same ``ModelFnModel`` driven by plain Keras
    ``fit(steps_per_epoch=N)`` with the Estimator's default hooks (logging,
    step counter, summaries, checkpoints) in a ``keras_estimator.HookCallback``,
@@ -242,6 +245,9 @@ def bench_keras_estimator(train_steps: int, predict_calls: int) -> dict[str, Any
             "keras_estimator_observer_hook_every_step": _bench_hook_every_step(
                 keras_estimator, est, train_input_fn, train_steps, observer=True
             ),
+            "keras_estimator_logging_hook_every_step": _bench_logging_hook_every_step(
+                keras_estimator, est, train_input_fn, train_steps
+            ),
             "fit_hook_callback": _bench_fit_hook_callback(
                 keras_estimator, est, train_input_fn, train_steps
             ),
@@ -322,6 +328,34 @@ def _bench_hook_every_step(
         f"({result['train_steps_per_sec']:.0f} steps/s)"
     )
     return result
+
+
+def _bench_logging_hook_every_step(
+    keras_estimator: Any, est: Any, train_input_fn: Any, train_steps: int
+) -> dict[str, Any]:
+    """``est.train(steps=N)`` with the stock ``LoggingTensorHook`` on the loss, every step.
+
+    Its lines are INFO logs, which the default verbosity drops on both sides.
+    """
+    loss_name = _train_loss_name(est)
+    hook = keras_estimator.LoggingTensorHook({"loss": loss_name}, every_n_iter=1)
+    step_before = int(est.get_variable_value("global_step"))
+    t0, c0 = time.perf_counter(), time.process_time()
+    est.train(train_input_fn, steps=train_steps, hooks=[hook])
+    elapsed = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    ran = int(est.get_variable_value("global_step")) - step_before
+    if ran != train_steps:
+        raise RuntimeError(f"logging-hook train ran {ran} steps, expected {train_steps}")
+    _log(
+        f"keras_estimator train({train_steps}) + LoggingTensorHook(every_n_iter=1): "
+        f"{elapsed:.2f}s ({train_steps / elapsed:.0f} steps/s)"
+    )
+    return {
+        "train_s": elapsed,
+        "train_cpu_s": cpu,
+        "train_steps_per_sec": train_steps / elapsed,
+    }
 
 
 def _bench_fit_hook_callback(
@@ -585,6 +619,7 @@ def _ratios(results: dict[str, Any]) -> dict[str, float | None]:
     fused_mf = results["fused_model_fn_step"]
     hooked = results["keras_estimator_hook_every_step"]
     observed = results["keras_estimator_observer_hook_every_step"]
+    logged = results["keras_estimator_logging_hook_every_step"]
     fit_hooks = results["fit_hook_callback"]
     ref = results.get("tf_estimator_2_15") or {}
     return {
@@ -615,6 +650,9 @@ def _ratios(results: dict[str, Any]) -> dict[str, float | None]:
         "ours_observer_hook_vs_ref_hook_train": _ratio(
             observed["train_steps_per_sec"], ref.get("train_steps_per_sec_with_hook")
         ),
+        "ours_logging_hook_vs_ref_logging_hook_train": _ratio(
+            logged["train_steps_per_sec"], ref.get("train_steps_per_sec_with_logging_hook")
+        ),
         "ours_hook_vs_ours_train": _ratio(
             hooked["train_steps_per_sec"], ours["train_steps_per_sec"]
         ),
@@ -641,6 +679,9 @@ def _ratios(results: dict[str, Any]) -> dict[str, float | None]:
         "ours_observer_hook_vs_ref_hook_train_cpu": _ratio(
             ref.get("train_with_hook_cpu_s"), observed.get("train_cpu_s")
         ),
+        "ours_logging_hook_vs_ref_logging_hook_train_cpu": _ratio(
+            ref.get("train_with_logging_hook_cpu_s"), logged.get("train_cpu_s")
+        ),
         "ours_vs_fused_model_fn_step_paired_cpu": fused_mf.get(
             "paired_train_vs_loop_cpu_median"
         ),
@@ -660,6 +701,7 @@ def _print_report(
     fused_mf = results["fused_model_fn_step"]
     hooked = results["keras_estimator_hook_every_step"]
     observed = results["keras_estimator_observer_hook_every_step"]
+    logged = results["keras_estimator_logging_hook_every_step"]
     fit_hooks = results["fit_hook_callback"]
     ref = results.get("tf_estimator_2_15")
     ref = ref or {}
@@ -700,6 +742,20 @@ def _print_report(
             "keras_estimator + observer hook every step",
             observed["train_steps_per_sec"],
             observed["train_steps_per_sec_steady"],
+            None,
+            None,
+        ),
+        (
+            "tf.estimator 2.15 + LoggingTensorHook every step",
+            ref.get("train_steps_per_sec_with_logging_hook"),
+            None,
+            None,
+            None,
+        ),
+        (
+            "keras_estimator + LoggingTensorHook every step",
+            logged["train_steps_per_sec"],
+            None,
             None,
             None,
         ),
@@ -745,6 +801,9 @@ def _print_report(
         "ours_observer_hook_vs_ref_hook_train": (
             "observer hook every step: keras_estimator / 2.15"
         ),
+        "ours_logging_hook_vs_ref_logging_hook_train": (
+            "LoggingTensorHook every step: keras_estimator / 2.15"
+        ),
         "ours_hook_vs_ours_train": "keras_estimator + hook / keras_estimator train",
         "ours_vs_fit_hook_callback_train": "keras_estimator / Model.fit + HookCallback train",
         "fit_hook_callback_vs_ours_paired": "Model.fit + HookCallback / Estimator.train, paired",
@@ -757,6 +816,9 @@ def _print_report(
         "ours_hook_vs_ref_hook_train_cpu": "CPU time: hook every step, ours / 2.15",
         "ours_observer_hook_vs_ref_hook_train_cpu": (
             "CPU time: observer hook every step, ours / 2.15"
+        ),
+        "ours_logging_hook_vs_ref_logging_hook_train_cpu": (
+            "CPU time: LoggingTensorHook every step, ours / 2.15"
         ),
         "ours_vs_fused_model_fn_step_paired_cpu": (
             "paired: Estimator.train / fused model_fn step, CPU"

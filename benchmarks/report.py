@@ -56,6 +56,8 @@ def _core(result: dict[str, Any]) -> list[Ratio]:
         ("ours_vs_ref_train", "MLP 4-64-64-3 train", "tf.estimator 2.15"),
         ("ours_hook_vs_ref_hook_train", "MLP train, a hook fetching every step",
          "tf.estimator 2.15"),
+        ("ours_logging_hook_vs_ref_logging_hook_train",
+         "MLP train, LoggingTensorHook(every_n_iter=1)", "tf.estimator 2.15"),
         ("predict_speedup_vs_ref", "MLP single-example predict()", "tf.estimator 2.15"),
         ("ours_vs_keras_fit_train", "MLP 4-64-64-3 train", "Keras fit"),
     ]

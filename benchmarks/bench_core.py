@@ -269,6 +269,21 @@ def _global_step_now(est: Any) -> int:
     return int(est._store.global_step().numpy())
 
 
+def _timed_train(
+    est: Any, train_input_fn: Any, train_steps: int, hook: Any, what: str
+) -> tuple[float, float]:
+    """Wall and CPU seconds of ``est.train(steps=N, hooks=[hook])``; checks N steps ran."""
+    step_before = int(est.get_variable_value("global_step"))
+    t0, c0 = time.perf_counter(), time.process_time()
+    est.train(train_input_fn, steps=train_steps, hooks=[hook])
+    elapsed = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    ran = int(est.get_variable_value("global_step")) - step_before
+    if ran != train_steps:
+        raise RuntimeError(f"{what} train ran {ran} steps, expected {train_steps}")
+    return elapsed, cpu
+
+
 def _bench_hook_every_step(
     keras_estimator: Any,
     est: Any,
@@ -299,15 +314,8 @@ def _bench_hook_every_step(
             self.losses.append(run_values.results)
 
     hook = LossHook()
-    step_before = int(est.get_variable_value("global_step"))
     with _capture_step_rates() as capture:
-        t0, c0 = time.perf_counter(), time.process_time()
-        est.train(train_input_fn, steps=train_steps, hooks=[hook])
-        elapsed = time.perf_counter() - t0
-        cpu = time.process_time() - c0
-    ran = int(est.get_variable_value("global_step")) - step_before
-    if ran != train_steps:
-        raise RuntimeError(f"hooked train ran {ran} steps, expected {train_steps}")
+        elapsed, cpu = _timed_train(est, train_input_fn, train_steps, hook, "hooked")
     if len(hook.losses) != train_steps:
         raise RuntimeError(
             f"LossHook saw {len(hook.losses)} values, expected {train_steps}"
@@ -339,14 +347,7 @@ def _bench_logging_hook_every_step(
     """
     loss_name = _train_loss_name(est)
     hook = keras_estimator.LoggingTensorHook({"loss": loss_name}, every_n_iter=1)
-    step_before = int(est.get_variable_value("global_step"))
-    t0, c0 = time.perf_counter(), time.process_time()
-    est.train(train_input_fn, steps=train_steps, hooks=[hook])
-    elapsed = time.perf_counter() - t0
-    cpu = time.process_time() - c0
-    ran = int(est.get_variable_value("global_step")) - step_before
-    if ran != train_steps:
-        raise RuntimeError(f"logging-hook train ran {ran} steps, expected {train_steps}")
+    elapsed, cpu = _timed_train(est, train_input_fn, train_steps, hook, "logging-hook")
     _log(
         f"keras_estimator train({train_steps}) + LoggingTensorHook(every_n_iter=1): "
         f"{elapsed:.2f}s ({train_steps / elapsed:.0f} steps/s)"

@@ -17,6 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_estimator._src.engine.variable_store import as_tf_variable
+from keras_estimator._src.tf_internals import control_edges
 
 _VARIABLE_PREFIX = "variable:"
 # Fetching "summaries:<dir>" makes the step record model_fn's summaries there.
@@ -361,6 +362,55 @@ def note_reads_before_updates(graph: Any, first_op: int) -> None:
 
 
 _EARLY_VARIABLE_READS = "keras_estimator_early_variable_reads"
+
+
+# Ops that take a variable's handle without writing it.
+_READ_ONLY = frozenset({"ReadVariableOp", "VarIsInitializedOp", "VariableShape", "Identity"})
+
+
+def order_late_reads_first(graph: Any, fetched: Sequence[Any], traced_ops: int) -> None:
+    """Makes reads that a hook built after the step's trace run before its updates.
+
+    A hook's `begin()` builds on the step's graph once it is traced
+    (`tf.reduce_sum(w) * 3.0` of a variable the step trains), outside the
+    trace's ordering. In 2.15's session that read was unordered against the
+    update as well, but it needed nothing computed and ran first; in a step
+    with nothing to order it the executor may run it after the update, and
+    the hook then sees the next step's value under load. So each such read
+    (no control inputs of its own) that `fetched` needs becomes a control
+    input of every op of the trace, among the first `traced_ops`, that
+    takes the same handle and may write it.
+    """
+    operations = graph.get_operations()
+    late = {id(op) for op in operations[traced_ops:]}
+    reads: list[Any] = []
+    seen: set[int] = set()
+    pending = [t.op if isinstance(t, tf.Tensor) else t for t in fetched]
+    while pending:
+        op = pending.pop()
+        if id(op) in seen or id(op) not in late:
+            continue
+        seen.add(id(op))
+        if op.type == "ReadVariableOp" and not op.control_inputs:
+            reads.append(op)
+        pending.extend(t.op for t in op.inputs)
+    if not reads:
+        return
+    by_handle = {id(read.inputs[0]): read for read in reads}
+    for op in operations[:traced_ops]:
+        if op.type in _READ_ONLY:
+            continue
+        for tensor in op.inputs:
+            read = by_handle.get(id(_handle_source(tensor)))
+            if read is not None and read not in op.control_inputs:
+                control_edges.add_control_input(op, read)
+
+
+def _handle_source(tensor: tf.Tensor) -> tf.Tensor:
+    """The tensor a resource handle is an identity of (itself if none)."""
+    while tensor.dtype == tf.resource and tensor.op.type == "Identity" and tensor.op.inputs:
+        tensor = tensor.op.inputs[0]
+    return tensor
 
 
 def _early_read_of(graph: Any, variable: Any) -> tf.Tensor | None:

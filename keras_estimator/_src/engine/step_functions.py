@@ -127,6 +127,8 @@ class _SharedStep:
         summary_ids = {id(op) for op in summary_like}
         self._other_ops = [op for op in must_run if id(op) not in summary_ids]
         self._fused: Any = None
+        # Ops from here on were built after the trace (by hooks' begin()).
+        self._traced_ops = len(self.graph.get_operations())
 
     def separable(self) -> bool:
         """Whether steps may leave its summary writes out.
@@ -223,6 +225,7 @@ class _SharedStep:
                 return self._logs(flat), {k: flat[i] for k, i in zip(keys, positions, strict=True)}
 
             return fused_fetching
+        _fetches.order_late_reads_first(self.graph, list(extra.values()), self._traced_ops)
         pruned = self._prune(list(extra.values()), list(directories) or None)
         if pruned is None:
             return None

@@ -1,13 +1,12 @@
 """Checkpoint reads and writes a model_fn builds for training.
 
 A TF1 session ran `tf.compat.v1.train.init_from_checkpoint`'s restores once,
-as the variables' initializers on a fresh start, and a Saver's ops only when
-its save() or restore() was called. A training step here runs every op the
-model_fn builds, so such an op would run at every step: a restore put the
-checkpoint's values back before each update (training never got past one
-step), a Saver's restore failed on its default file name. Both are refused
-at the first trace with the way forward, `warm_start_from`, which gives
-tf.estimator 2.15's init_from_checkpoint result exactly.
+as the variables' initializers on a fresh start (a checkpoint in model_dir
+won over them), and a Saver's ops only when its save() or restore() was
+called. init_from_checkpoint runs as 2.15 ran it: its restores happen once,
+where 2.15's initializers ran, and never inside a step. A Saver, whose ops a
+training step would run at every step, is refused at the first trace with
+the way forward.
 
 The expected figures are tf.estimator 2.15's (tensorflow-cpu 2.15.1,
 tensorflow-estimator 2.15.0), run on the same program: a one-unit dense
@@ -85,15 +84,58 @@ def checkpoint_a(tmp_path_factory):
     return model_dir
 
 
-def test_init_from_checkpoint_in_training_is_refused_with_the_fix(checkpoint_a, tmp_path):
+def test_init_from_checkpoint_starts_training_from_it_once(checkpoint_a, tmp_path):
     est = keras_estimator.Estimator(_model_fn_from(init_checkpoint=checkpoint_a), str(tmp_path))
-    with pytest.raises(ValueError, match="reads a checkpoint") as raised:
-        est.train(_input_fn, steps=10)
-    message = str(raised.value)
-    assert "init_from_checkpoint" in message
-    assert "warm_start_from=tf.estimator.WarmStartSettings(" in message
-    assert "RestoreV2" in message
-    # Nothing trained, so nothing was saved that a later call would resume.
+    est.train(_input_fn, steps=10)
+    np.testing.assert_allclose(_weights(est), _AFTER_10, rtol=1e-5)
+    # The second call resumes from model_dir's checkpoint, not from A.
+    est.train(_input_fn, steps=10)
+    np.testing.assert_allclose(_weights(est), _AFTER_20, rtol=1e-5)
+    assert est.evaluate(_input_fn, steps=4)["loss"] == pytest.approx(_LOSS_AFTER_20, rel=1e-5)
+    # So does a new Estimator on the same model_dir.
+    again = keras_estimator.Estimator(
+        _model_fn_from(init_checkpoint=checkpoint_a), str(tmp_path)
+    )
+    prediction = next(again.predict(lambda: tf.data.Dataset.from_tensors({"x": [[1.0]]})))
+    assert float(np.ravel(prediction)[0]) == pytest.approx(sum(_AFTER_20), rel=1e-5)
+
+
+def test_init_from_checkpoint_with_hooks_starts_each_call_where_the_last_ended(
+    checkpoint_a, tmp_path
+):
+    # Hooks make each train() call the model_fn again (as 2.15 did); the
+    # variables then exist, and A is not read again.
+    est = keras_estimator.Estimator(_model_fn_from(init_checkpoint=checkpoint_a), str(tmp_path))
+    est.train(_input_fn, steps=10, hooks=[keras_estimator.StepCounterHook()])
+    est.train(_input_fn, steps=10, hooks=[keras_estimator.StepCounterHook()])
+    np.testing.assert_allclose(_weights(est), _AFTER_20, rtol=1e-5)
+
+
+def test_prediction_from_a_fresh_model_dir_uses_the_checkpoint_initialized_from(
+    checkpoint_a, tmp_path
+):
+    # 2.15 ran its initializers, the restores from A, with no checkpoint to
+    # predict from.
+    est = keras_estimator.Estimator(_model_fn_from(init_checkpoint=checkpoint_a), str(tmp_path))
+    prediction = next(est.predict(lambda: tf.data.Dataset.from_tensors({"x": [[1.0]]})))
+    assert float(np.ravel(prediction)[0]) == pytest.approx(sum(_A), rel=1e-6)
+
+
+def test_init_from_checkpoint_of_a_tensor_of_another_shape_is_2_15s_error(
+    checkpoint_a, tmp_path
+):
+    def model_fn(features, labels, mode):
+        out = keras_estimator.compat.layers.dense(features["x"], 2, name="out")
+        v1.train.init_from_checkpoint(checkpoint_a, {"out/": "out/"})
+        loss = tf.reduce_mean(out)
+        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, v1.train.get_global_step()
+        )
+        return keras_estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    est = keras_estimator.Estimator(model_fn, str(tmp_path))
+    with pytest.raises(ValueError, match="doesn't match with shape of tensor out/"):
+        est.train(_input_fn, steps=1)
     assert not any(name.startswith("model.ckpt") for name in os.listdir(tmp_path))
 
 

@@ -136,12 +136,6 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
         "works; init_fn, init_op and other session fields are refused",
     ),
     KnownDifference(
-        "tf.compat.v1.train.init_from_checkpoint",
-        _U,
-        "refused in a TRAIN model_fn (its restore would run at every step); "
-        "fix: Estimator(warm_start_from=tf.estimator.WarmStartSettings(...))",
-    ),
-    KnownDifference(
         "tf.compat.v1.train.Saver",
         _U,
         "refused in a TRAIN model_fn (its ops would run at every step); the "

@@ -28,7 +28,11 @@ from keras_estimator._src.engine.variable_store import (
     VariableStore,
     is_object_checkpoint,
 )
-from keras_estimator._src.tf_internals import distribute, graph_seeds
+from keras_estimator._src.tf_internals import (
+    checkpoint_initializers,
+    distribute,
+    graph_seeds,
+)
 
 
 class ModelFnTrace:
@@ -85,6 +89,10 @@ class ModelFnTrace:
         self.loss_names: dict[str, str] = {}
         # Seeded random ops' state, shared by every function of a mode.
         self.random_states: graph_seeds.RandomStates | None = graph_seeds.RandomStates()
+        # Variable name -> where `init_from_checkpoint` in the model_fn said
+        # its first value comes from (read on a fresh start, as 2.15's
+        # initializers ran: `Estimator._sync`).
+        self.checkpoint_initializers: dict[str, checkpoint_initializers.CheckpointInitializer] = {}
 
     def call(
         self,
@@ -121,6 +129,7 @@ class ModelFnTrace:
             keras2_idioms.accepted(unsave=self.store.mark_local),
             keras2_idioms.recording_optimizers() as optimizers,
             graph_seeds.shared_random_states(self.random_states, mode),
+            checkpoint_initializers.recording(self.checkpoint_initializers),
         ):
             # As in 2.15, the model_fn's graph has RunConfig.tf_random_seed as
             # its seed (None when unset), whatever another Estimator set.
@@ -405,8 +414,8 @@ def _raise_with_a_keras_3_fix(err: AttributeError) -> None:
 
 
 # Ops that read or write checkpoint files. A TF1 graph ran them only when
-# asked: a Saver's save() or restore(), or the initializers that
-# `init_from_checkpoint` replaced, run once on a fresh start.
+# asked: a Saver's save() or restore(). (`init_from_checkpoint` builds none
+# here: `checkpoint_initializers` records its restores.)
 _CHECKPOINT_READS = frozenset({"RestoreV2", "Restore", "RestoreSlice"})
 _CHECKPOINT_WRITES = frozenset({"SaveV2", "Save", "SaveSlices", "MergeV2Checkpoints"})
 
@@ -416,8 +425,8 @@ def _refuse_checkpoint_io(graph: tf.Graph, first_op: int) -> None:
 
     A training step runs every stateful op of the model_fn's TRAIN graph,
     on every step (docs/differences.md). An op restoring variables from a
-    checkpoint (`tf.compat.v1.train.init_from_checkpoint`, a
-    `tf.compat.v1.train.Saver`, a `tf.train.Checkpoint(...).restore`) would
+    checkpoint (a `tf.compat.v1.train.Saver`, a
+    `tf.train.Checkpoint(...).restore`) would
     then put the checkpoint's values back at every step, undoing the
     training, and a Saver's save op would write a file at every step.
     """
@@ -427,10 +436,9 @@ def _refuse_checkpoint_io(graph: tf.Graph, first_op: int) -> None:
         kind = "reads" if op.type in _CHECKPOINT_READS else "writes"
         raise ValueError(
             f"The model_fn built an op that {kind} a checkpoint in TRAIN mode "
-            f"({op.type} {op.name!r}), as tf.compat.v1.train.init_from_checkpoint, "
-            "a tf.compat.v1.train.Saver or a tf.train.Checkpoint restore build. "
-            "A TF1 session ran it only once (at initialization, or when save() or "
-            "restore() was called); here a training step runs every op the "
+            f"({op.type} {op.name!r}), as a tf.compat.v1.train.Saver or a "
+            "tf.train.Checkpoint restore build. "
+            "A TF1 session ran it only when save() or restore() was called; here a training step runs every op the "
             "model_fn builds, so it would run at every step and undo the training. "
             "To start from a checkpoint, remove the call and pass "
             "Estimator(warm_start_from=tf.estimator.WarmStartSettings("

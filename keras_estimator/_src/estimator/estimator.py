@@ -57,7 +57,11 @@ from keras_estimator._src.hooks.basic_hooks import (
 from keras_estimator._src.hooks.checkpoint_hooks import CheckpointSaverHook
 from keras_estimator._src.hooks.hook_variables import HookVariables
 from keras_estimator._src.hooks.summary_saver_hook import SummarySaverHook
-from keras_estimator._src.tf_internals import collective_keys, distribute
+from keras_estimator._src.tf_internals import (
+    checkpoint_initializers,
+    collective_keys,
+    distribute,
+)
 
 logger = logging.getLogger("keras_estimator")
 
@@ -995,7 +999,13 @@ class Estimator:
         """
         new_names = self._store.pop_new_names()
         path = checkpoint_path or self.latest_checkpoint()
+        model = self._get_eval_model() if mode == ModeKeys.EVAL else self._get_model()
         if path is None:
+            # Before warm starting, as 2.15 ran warm_start after the model_fn.
+            checkpoint_initializers.restore_recorded(
+                model.trace.checkpoint_initializers,
+                {name: self._store.get(name) for name in new_names},
+            )
             if mode != ModeKeys.TRAIN:
                 logger.info(
                     "Could not find trained model in model_dir: %s, running "
@@ -1009,7 +1019,6 @@ class Estimator:
         saveable = self._store.saveable()
         # An object-based checkpoint is read through the mode's Scaffold's
         # tf.train.Checkpoint, as 2.15's Scaffold read it.
-        model = self._get_eval_model() if mode == ModeKeys.EVAL else self._get_model()
         scaffold_checkpoint = model.trace.scaffold_checkpoints.get(mode)
         # By file identity, not name: a model_dir emptied and trained again
         # holds other values under the same checkpoint name.

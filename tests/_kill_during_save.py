@@ -29,10 +29,10 @@ def main() -> None:
     saving = {"count": 0, "step": -1}
     save = _checkpoint.save
 
-    def counted_save(variables, directory, global_step, policy):
+    def counted_save(variables, directory, global_step, policy, *basename):
         saving["count"] += 1
         saving["step"] = global_step
-        prefix = save(variables, directory, global_step, policy)
+        prefix = save(variables, directory, global_step, policy, *basename)
         print(f"saved {global_step}", flush=True)
         return prefix
 

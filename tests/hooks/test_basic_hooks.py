@@ -456,11 +456,10 @@ def test_checkpoint_saver_needs_a_loop(tmp_path):
         ({"save_secs": 1, "save_steps": 1}, r"exactly one of save_secs and save_steps"),
         ({"save_steps": 1, "saver": object()}, r"saver=\.\.\.\) is not supported: TF1 Savers"),
         ({"save_steps": 1, "scaffold": object()}, r"scaffold=\.\.\.\) is not supported"),
-        ({"save_steps": 1, "checkpoint_basename": "m.ckpt"}, r"checkpoint_basename='m.ckpt'\) is not supported"),
     ],
 )
 def test_checkpoint_saver_validation(tmp_path, kwargs, message):
-    # A saver, scaffold or basename is refused when the loop begins: a TF1
+    # A saver or scaffold is refused when the loop begins: a TF1
     # session runs TensorFlow's hook with them (test_hooks_in_v1_sessions.py).
     with pytest.raises(ValueError, match=message):
         CheckpointSaverHook(str(tmp_path), **kwargs).begin()
@@ -676,7 +675,7 @@ def test_fused_and_single_step_schedules_agree(
     monkeypatch, tmp_path, every_log, every_save, every_count, stop_after, num_steps, start, caps
 ):
     saved: list[int] = []
-    monkeypatch.setattr(_checkpoint, "save", lambda v, d, step, p: saved.append(step))
+    monkeypatch.setattr(_checkpoint, "save", lambda v, d, step, *_: saved.append(step))
 
     def schedule(fused):
         saved.clear()

@@ -125,7 +125,40 @@ def _make_per_replica_spec(tmp_path: Path) -> Any:
     return values.PerReplicaSpec(tf.TensorSpec([2, 3]), tf.TensorSpec([2, 3]))
 
 
+def _stock_hook_factory(class_name: str) -> Callable[[Path], Any]:
+    def make(tmp_path: Path) -> Any:
+        import tensorflow as tf
+        from tensorflow.python.training import basic_session_run_hooks
+
+        arguments: dict[str, Any] = {
+            "StopAtStepHook": {"num_steps": 1},
+            "StepCounterHook": {},
+            "SummarySaverHook": {"save_steps": 1, "output_dir": str(tmp_path), "summary_op": 0},
+            "CheckpointSaverHook": {"checkpoint_dir": str(tmp_path), "save_steps": 1},
+            "GlobalStepWaiterHook": {"wait_until_step": 0},
+            "ProfilerHook": {"save_steps": 1, "output_dir": str(tmp_path)},
+        }[class_name]
+        with tf.Graph().as_default():  # ProfilerHook opens a TF1 FileWriter
+            return getattr(basic_session_run_hooks, class_name)(**arguments)
+
+    return make
+
+
+_STOCK_HOOKS = (
+    "StopAtStepHook",
+    "StepCounterHook",
+    "SummarySaverHook",
+    "CheckpointSaverHook",
+    "GlobalStepWaiterHook",
+    "ProfilerHook",
+)
+
+
 _INSTANCES: dict[str, Callable[[Path], Any]] = {
+    **{
+        f"tensorflow.python.training.basic_session_run_hooks:{name}": _stock_hook_factory(name)
+        for name in _STOCK_HOOKS
+    },
     "tensorflow.python.framework.ops:Graph": _make_graph,
     "tensorflow.python.eager.polymorphic_function.concrete_function:ConcreteFunction": (
         _make_concrete_function

@@ -119,15 +119,16 @@ def save(
     model_dir: str,
     global_step: int,
     policy: RetentionPolicy,
+    basename: str = CHECKPOINT_BASENAME,
 ) -> str:
-    """Writes `model.ckpt-<global_step>` and updates the state file.
+    """Writes `<basename>-<global_step>` (`model.ckpt-...`) and updates the state file.
 
     Returns:
         The checkpoint's path prefix.
     """
     started = time.time()
     _remove_leftovers(model_dir)
-    name = f"{CHECKPOINT_BASENAME}-{global_step}"
+    name = f"{basename}-{global_step}"
     prefix = os.path.join(model_dir, name)
     temp_prefix = prefix + "_temp"
     try:
@@ -160,7 +161,7 @@ def save(
     logger.info(
         "Saving checkpoints for %d into %s.",
         global_step,
-        os.path.join(model_dir, CHECKPOINT_BASENAME),
+        os.path.join(model_dir, basename),
     )
     return prefix
 

@@ -64,7 +64,7 @@ class CheckpointSaverHook(SessionRunHook):
         save_secs: save every N seconds (checked at run boundaries).
         save_steps: save every N global steps. Exactly one of the two.
         saver: not supported (must be None).
-        checkpoint_basename: only the default `"model.ckpt"` is supported.
+        checkpoint_basename: the checkpoints' file name before `-<step>`.
         scaffold: not supported (must be None).
         listeners: `CheckpointSaverListener`s called around each save.
         save_graph_def: accepted and ignored: TF2 has no graph to write, so no
@@ -102,13 +102,8 @@ class CheckpointSaverHook(SessionRunHook):
                     "do not exist in TF2; the hook writes the checkpoints itself "
                     "(TF1 name-based format). Leave saver and scaffold as None."
                 )
-        if checkpoint_basename != _checkpoint.CHECKPOINT_BASENAME and self._refused is None:
-            self._refused = (
-                f"CheckpointSaverHook(checkpoint_basename={checkpoint_basename!r}) "
-                f"is not supported: checkpoints are always named "
-                f"'{_checkpoint.CHECKPOINT_BASENAME}-<step>'."
-            )
         self._checkpoint_dir = checkpoint_dir
+        self._basename = checkpoint_basename
         self._save_path = os.path.join(checkpoint_dir, checkpoint_basename)
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
         self._listeners = list(listeners or [])
@@ -192,7 +187,7 @@ class CheckpointSaverHook(SessionRunHook):
             self.keep_checkpoint_max, float(self.keep_checkpoint_every_n_hours)
         )
         tf.io.gfile.makedirs(self._checkpoint_dir)
-        _checkpoint.save(context.saveable(), self._checkpoint_dir, step, policy)
+        _checkpoint.save(context.saveable(), self._checkpoint_dir, step, policy, self._basename)
         logger.info("Calling checkpoint listeners after saving checkpoint %d...", step)
         should_stop = False
         for listener in self._listeners:

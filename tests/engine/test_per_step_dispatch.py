@@ -132,7 +132,11 @@ def test_fetching_a_step_output_gives_the_values_of_a_pruned_step(tmp_path, monk
         runs[len(names)] = (estimator, hook.seen, list(pruned_for))
     (fast, fast_seen, fast_pruned), (pruned, pruned_seen, pruned_pruned) = runs[2], runs[3]
     assert not any("the_loss:0" in extra for extra in fast_pruned)
-    assert any("not_an_output:0" in extra for extra in pruned_pruned)
+    # (Built after minimize, it is computed from the reads before the update:
+    # `not_an_output_before_update`.)
+    assert any(
+        name.startswith("not_an_output") for extra in pruned_pruned for name in extra
+    )
     assert [step for step, _ in fast_seen] == [step for step, _ in pruned_seen] == list(range(1, 8))
     for (_, values), (_, pruned_values) in zip(fast_seen, pruned_seen, strict=True):
         assert [v.tobytes() for v in values] == [v.tobytes() for v in pruned_values[:2]]

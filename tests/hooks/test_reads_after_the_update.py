@@ -134,3 +134,59 @@ def test_a_fetched_assignment_still_gives_the_value_after_it(tmp_path):
 
     estimator.Estimator(model_fn, model_dir=str(tmp_path)).train(_input_fn, steps=3)
     assert _column([s for h in hooks for s in h.seen], "update") == [1.0, 2.0, 3.0]
+
+
+def _computing_model_fn(hooks, after_train_op):
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [1, 1], initializer=tf.compat.v1.ones_initializer())
+        b = tf.compat.v1.get_variable("b", [1], initializer=tf.compat.v1.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(features["x"], w) + b - labels))
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, tf.compat.v1.train.get_global_step()
+        )
+        w_sum = tf.reduce_sum(w) * 2.0 + tf.reduce_sum(b)
+        tf.identity(tf.norm(tf.concat([tf.reshape(w, [-1]), b], 0)), name="w_norm")
+        with tf.control_dependencies([train_op]):
+            w_sum_after = tf.reduce_sum(w) * 2.0 + tf.reduce_sum(b)
+        hook = _Fetch(
+            {"w_sum": w_sum, "norm": "w_norm:0"}
+            if not after_train_op
+            else {"w_sum_after": w_sum_after}
+        )
+        hooks.append(hook)
+        return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, training_hooks=[hook])
+
+    return model_fn
+
+
+def _two_examples():
+    return tf.data.Dataset.from_tensors(({"x": [[1.0], [2.0]]}, [[2.0], [3.0]])).repeat()
+
+
+def test_a_value_computed_from_reads_after_minimize_is_the_step_s_starting_value(tmp_path):
+    # 2.15 computed `tf.reduce_sum(w) * 2.0 + tf.reduce_sum(b)` and a norm
+    # of the variables, built after minimize, before the update (here they
+    # were one step ahead: 2.8, 3.05, ...).
+    hooks = []
+    estimator.Estimator(_computing_model_fn(hooks, False), str(tmp_path)).train(
+        _two_examples, steps=5
+    )
+    seen = hooks[-1].seen
+    np.testing.assert_allclose(
+        [s["w_sum"] for s in seen], [2.0, 2.8, 3.05, 3.127, 3.1496], rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        [s["norm"] for s in seen], [1.0, 1.315295, 1.41598, 1.445267, 1.451883], rtol=1e-5
+    )
+
+
+def test_a_value_computed_under_the_train_op_is_the_value_after_it(tmp_path):
+    hooks = []
+    estimator.Estimator(_computing_model_fn(hooks, True), str(tmp_path)).train(
+        _two_examples, steps=5
+    )
+    np.testing.assert_allclose(
+        [s["w_sum_after"] for s in hooks[-1].seen],
+        [2.8, 3.05, 3.127, 3.1496, 3.15511],
+        rtol=1e-5,
+    )

@@ -426,14 +426,81 @@ def _early_read_of(graph: Any, variable: Any) -> tf.Tensor | None:
 
 
 def _earlier_read(graph: Any, tensor: tf.Tensor) -> tf.Tensor:
-    """`tensor`, or the read made before the update it would follow (see above)."""
+    """`tensor`, or the read made before the update it would follow (see above).
+
+    A value computed from such reads (`tf.reduce_sum(w) * 2.0` built after
+    `minimize`) is computed again from the reads made before the update,
+    as 2.15's session computed it before the update.
+    """
     maps = graph.get_collection(_EARLY_READS)
     if not maps:
         return tensor
+    late: dict[str, tf.Tensor] = {}
+    for each in maps:
+        late.update(each)
     source = tensor
     if tensor.op.type == "Identity" and not tensor.op.control_inputs:
         source = tensor.op.inputs[0]
-    for late in maps:
-        if source.name in late:
-            return late[source.name]
-    return tensor
+    if source.name in late:
+        return late[source.name]
+    recomputed = _recomputed_from_earlier_reads(graph, tensor, late)
+    return tensor if recomputed is None else recomputed
+
+
+def _stateful(op: Any) -> bool:
+    try:
+        return bool(op.op_def.is_stateful)
+    except (AttributeError, KeyError, ValueError):
+        return True  # no definition to go by (a function call): not recomputed
+
+
+def _recomputed_from_earlier_reads(
+    graph: Any, tensor: tf.Tensor, late: dict[str, tf.Tensor]
+) -> tf.Tensor | None:
+    """`tensor` computed again with each late read in `late` replaced by its earlier one.
+
+    Only through stateless ops without control inputs of their own (what a
+    TF1 session left unordered against the update); None when `tensor`
+    depends on no late read, or through any other op.
+    """
+    order: list[Any] = []
+    reaches: dict[int, bool] = {}
+
+    def visit(op: Any) -> bool:
+        # Iterative post-order: whether `op` depends on a late read.
+        stack = [(op, False)]
+        while stack:
+            current, expanded = stack.pop()
+            if id(current) in reaches:
+                continue
+            if any(output.name in late for output in current.outputs):
+                reaches[id(current)] = True
+                continue
+            if not expanded:
+                stack.append((current, True))
+                stack.extend((t.op, False) for t in current.inputs if id(t.op) not in reaches)
+                continue
+            reaches[id(current)] = any(reaches.get(id(t.op), False) for t in current.inputs)
+            if reaches[id(current)]:
+                order.append(current)
+        return reaches[id(op)]
+
+    if not visit(tensor.op):
+        return None
+    if any(op.control_inputs or _stateful(op) for op in order):
+        return None
+    made: dict[str, tf.Tensor] = dict(late)
+    with graph.as_default():
+        for op in order:
+            with tf.device(op.device):
+                clone = graph.create_op(
+                    op.type,
+                    [made.get(t.name, t) for t in op.inputs],
+                    dtypes=[t.dtype for t in op.outputs],
+                    name=f"{op.name.rsplit('/', 1)[-1]}_before_update",
+                    attrs=dict(op.node_def.attr),
+                    op_def=op.op_def,
+                )
+            for original, copy in zip(op.outputs, clone.outputs, strict=True):
+                made[original.name] = copy
+    return made[tensor.name]

@@ -41,7 +41,6 @@ from keras_estimator._src.base.session_run_hook import (
 from keras_estimator._src.engine import fetches as _fetches
 from keras_estimator._src.engine import loop_context
 from keras_estimator._src.engine.run_plan import FetchState, LoopModel, RunState
-from keras_estimator._src.hooks import tf_stock_hooks
 from keras_estimator._src.tf_internals import default_graph
 
 _HOOK_METHODS = ("begin", "after_create_session", "before_run", "after_run", "end")
@@ -57,9 +56,7 @@ def check_hooks(hooks: Any, name: str = "hooks") -> list[Any]:
             f"{name} must be a list of SessionRunHooks, got {type(hooks).__name__}"
             + (f": pass [{type(hooks).__name__}(...)]." if alone else ".")
         )
-    # Any iterable of hooks, as 2.15 took it; TensorFlow's own stock hooks
-    # run as this package's.
-    hooks = tf_stock_hooks.as_package_hooks(hooks)
+    hooks = list(hooks)  # any iterable of hooks, as 2.15 took it
     for hook in hooks:
         missing = [m for m in _HOOK_METHODS if not callable(getattr(hook, m, None))]
         if missing:

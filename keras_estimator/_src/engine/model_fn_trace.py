@@ -28,7 +28,6 @@ from keras_estimator._src.engine.variable_store import (
     VariableStore,
     is_object_checkpoint,
 )
-from keras_estimator._src.hooks import tf_stock_hooks
 from keras_estimator._src.tf_internals import (
     checkpoint_initializers,
     distribute,
@@ -369,12 +368,10 @@ def _spec_hooks(spec: EstimatorSpec, mode: str, is_chief: bool) -> tuple[Any, ..
     if mode == ModeKeys.TRAIN:
         # As in tf.estimator, other workers of a cluster skip the chief's hooks.
         chief_hooks = tuple(spec.training_chief_hooks or ()) if is_chief else ()
-        hooks = chief_hooks + tuple(spec.training_hooks or ())
-    elif mode == ModeKeys.EVAL:
-        hooks = tuple(spec.evaluation_hooks or ())
-    else:
-        hooks = tuple(spec.prediction_hooks or ())
-    return tuple(tf_stock_hooks.as_package_hooks(hooks))
+        return chief_hooks + tuple(spec.training_hooks or ())
+    if mode == ModeKeys.EVAL:
+        return tuple(spec.evaluation_hooks or ())
+    return tuple(spec.prediction_hooks or ())
 
 
 def _share_hook_state(running: tuple[Any, ...], later: tuple[Any, ...]) -> None:

@@ -49,6 +49,7 @@ from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME, Variabl
 from keras_estimator._src.estimator import eval_summary as _eval_summary
 from keras_estimator._src.export import saved_model as _export
 from keras_estimator._src.hooks import progress as _progress
+from keras_estimator._src.hooks import tf_stock_hooks
 from keras_estimator._src.hooks.basic_hooks import (
     LoggingTensorHook,
     NanTensorHook,
@@ -323,7 +324,7 @@ class Estimator:
             return
         last_step = start + steps if steps is not None else max_steps
         state = _loop.RunState(start)
-        spec_hooks = model.spec_hooks.get(ModeKeys.TRAIN, ())
+        spec_hooks = _spec_hooks(model, ModeKeys.TRAIN)
         num_chief = model.chief_hook_counts.get(ModeKeys.TRAIN, 0)
         # The model, params and logs fit would give them (user_callbacks).
         keras_callbacks = UserCallbacks(user_callbacks, state, last_step)
@@ -538,7 +539,7 @@ class Estimator:
             self._model_dir,
         )
         self._store.reset_local_variables()
-        spec_hooks = model.spec_hooks.get(ModeKeys.EVAL, ())
+        spec_hooks = _spec_hooks(model, ModeKeys.EVAL)
         state = _loop.RunState()
         eval_callbacks = [
             HookCallback([*spec_hooks, *user_hooks]),
@@ -639,7 +640,7 @@ class Estimator:
         _restart_random_sequences(model, ModeKeys.PREDICT)
         if self._predict_function is None:
             self._predict_function = model.make_predict_function()
-        spec_hooks = model.spec_hooks.get(ModeKeys.PREDICT, ())
+        spec_hooks = _spec_hooks(model, ModeKeys.PREDICT)
         all_hooks = [*spec_hooks, *user_hooks]
         listeners = keras.callbacks.CallbackList(
             ([HookCallback(all_hooks)] if all_hooks else []) + user_callbacks,
@@ -1284,7 +1285,19 @@ def _hooks_and_callbacks(hooks: Any, callbacks: Any) -> tuple[list[Any], list[An
     for callback in user_callbacks:
         if isinstance(callback, HookCallback):
             user_hooks += callback.hooks
-    return user_hooks, [c for c in user_callbacks if not isinstance(c, HookCallback)]
+    return (
+        tf_stock_hooks.as_package_hooks(user_hooks),
+        [c for c in user_callbacks if not isinstance(c, HookCallback)],
+    )
+
+
+def _spec_hooks(model: ModelFnModel, mode: str) -> tuple[Any, ...]:
+    """The hooks the model_fn's EstimatorSpec gave for `mode`.
+
+    TensorFlow's own stock hooks among them run as this package's
+    (`tf_stock_hooks`).
+    """
+    return tuple(tf_stock_hooks.as_package_hooks(model.spec_hooks.get(mode, ())))
 
 
 def _check_callbacks(callbacks: Any) -> list[Any]:

@@ -81,7 +81,6 @@ if typing.TYPE_CHECKING:
     from keras_estimator._src.checkpoint.warm_start import (
         WarmStartSettings as WarmStartSettings,
     )
-    from keras_estimator._src.engine.hook_callback import HookCallback as HookCallback
     from keras_estimator._src.estimator.estimator import Estimator as Estimator
     from keras_estimator._src.estimator.extenders import add_metrics as add_metrics
     from keras_estimator._src.export.best_exporter import BestExporter as BestExporter
@@ -148,6 +147,7 @@ if typing.TYPE_CHECKING:
     from keras_estimator._src.hooks.summary_saver_hook import (
         SummarySaverHook as SummarySaverHook,
     )
+    from keras_estimator._src.hooks.tf_stock_hooks import HookCallback as HookCallback
     from keras_estimator._src.keras_interop.keras_model_fn import (
         keras_model_fn as keras_model_fn,
     )

@@ -121,3 +121,16 @@ def test_other_stock_hooks_are_made_with_their_arguments(tmp_path, make):
     assert type(made).__name__ == type(hook).__name__
     assert type(made).__module__.startswith("keras_estimator.")
     assert made._timer._every_steps == 2
+
+
+def test_hook_callback_runs_tensorflow_s_stop_at_step_hook_in_keras_fit():
+    # As the package's StopAtStepHook(num_steps=3) does: 3 of the epoch's 8 steps.
+    import keras
+
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    x = np.ones((64, 1), np.float32)
+    model.fit(
+        x, x, batch_size=8, verbose=0, callbacks=[ke.HookCallback([T.StopAtStepHook(num_steps=3)])]
+    )
+    assert int(model.optimizer.iterations.numpy()) == 3

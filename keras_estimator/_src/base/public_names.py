@@ -191,7 +191,7 @@ TABLE: tuple[PublicName, ...] = tuple(
         ("tpu", V1_TPU, (V1,)),
         ("experimental", V1_TPU_EXPERIMENTAL, (V1_TPU,)),
         # Extensions of the top level, not in tf.estimator 2.15.
-        ("HookCallback", f"{_SRC}.engine.hook_callback:HookCallback", (ESTIMATOR,)),
+        ("HookCallback", f"{_SRC}.hooks.tf_stock_hooks:HookCallback", (ESTIMATOR,)),
         ("ObserverHook", f"{_SRC}.hooks.basic_hooks:ObserverHook", (ESTIMATOR,)),
         ("compat", "keras_estimator.compat", (ESTIMATOR,)),
         ("install", f"{_SRC}.zero_change.install:install", (ESTIMATOR,)),

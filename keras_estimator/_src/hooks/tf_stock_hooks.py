@@ -7,7 +7,8 @@ name. TensorFlow's classes still exist, but their methods need a TF1 session
 one of those classes is replaced, where the Estimator takes its hooks, by
 this package's hook of the same name made with the same arguments
 (`install()` makes the names themselves this package's classes). A subclass
-is left as it is: its own methods may rely on TensorFlow's.
+is left as it is: its own methods may rely on TensorFlow's. The public
+`HookCallback` does the same for the hooks it runs in Keras `fit`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from keras_estimator._src.engine import hook_callback
 from keras_estimator._src.tf_internals import v1_session_hooks
 
 
@@ -45,3 +47,10 @@ def as_package_hook(hook: Any) -> Any:
 def as_package_hooks(hooks: Iterable[Any]) -> list[Any]:
     """`as_package_hook` of each hook, in order."""
     return [as_package_hook(hook) for hook in hooks]
+
+
+class HookCallback(hook_callback.HookCallback):
+    __doc__ = hook_callback.HookCallback.__doc__
+
+    def __init__(self, hooks: Iterable[Any]) -> None:
+        super().__init__(as_package_hooks(hook_callback.check_hooks(hooks)))

@@ -177,3 +177,13 @@ def test_evaluate_and_predict_still_take_a_model_fn_calling_init_from_checkpoint
     assert metrics["global_step"] == 20
     prediction = next(est.predict(lambda: tf.data.Dataset.from_tensors({"x": [[1.0]]})))
     assert float(np.ravel(prediction)[0]) == pytest.approx(sum(_AFTER_20), rel=1e-5)
+
+
+def test_tensorflow_s_initializer_function_is_its_own_again_after_training(
+    checkpoint_a, tmp_path
+):
+    from tensorflow.python.training import checkpoint_utils
+
+    est = keras_estimator.Estimator(_model_fn_from(init_checkpoint=checkpoint_a), str(tmp_path))
+    est.train(_input_fn, steps=1)
+    assert checkpoint_utils._set_checkpoint_initializer.__module__ == checkpoint_utils.__name__

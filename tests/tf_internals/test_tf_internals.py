@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from keras_estimator._src import tf_internals
+from keras_estimator._src.tf_internals import v1_session_hooks
 
 
 def _make_summary_writer(tmp_path: Path) -> Any:
@@ -144,20 +145,10 @@ def _stock_hook_factory(class_name: str) -> Callable[[Path], Any]:
     return make
 
 
-_STOCK_HOOKS = (
-    "StopAtStepHook",
-    "StepCounterHook",
-    "SummarySaverHook",
-    "CheckpointSaverHook",
-    "GlobalStepWaiterHook",
-    "ProfilerHook",
-)
-
-
 _INSTANCES: dict[str, Callable[[Path], Any]] = {
     **{
         f"tensorflow.python.training.basic_session_run_hooks:{name}": _stock_hook_factory(name)
-        for name in _STOCK_HOOKS
+        for name in v1_session_hooks.REMADE
     },
     "tensorflow.python.framework.ops:Graph": _make_graph,
     "tensorflow.python.eager.polymorphic_function.concrete_function:ConcreteFunction": (

@@ -88,11 +88,6 @@ def _release() -> None:
             _original = None
 
 
-def is_patched() -> bool:
-    """Whether TensorFlow's function is replaced right now (for tests)."""
-    return _patch_users > 0
-
-
 def _check_shape(variable: Any, ckpt_file: str, tensor_name: str, slice_spec: str) -> None:
     """2.15's error for a variable whose shape is not the checkpoint's.
 
@@ -136,11 +131,11 @@ def recording(into: dict[str, CheckpointInitializer]) -> Iterator[None]:
 
 def restore_recorded(
     initializers: Mapping[str, CheckpointInitializer], variables: Mapping[str, tf.Variable]
-) -> list[str]:
+) -> None:
     """Assigns each of `variables` named in `initializers` its recorded value.
 
     Every value is read before any variable is assigned, so a checkpoint
-    that cannot be read changes nothing. Returns the names assigned.
+    that cannot be read changes nothing.
     """
     values = {}
     for name, source in initializers.items():
@@ -155,4 +150,3 @@ def restore_recorded(
         )
     for name, value in values.items():
         variables[name].assign(value)
-    return sorted(values)

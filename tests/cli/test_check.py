@@ -406,11 +406,11 @@ def test_help(command, capsys):
     assert out.startswith("usage: keras-estimator")
 
 
-def test_a_saver_a_training_model_fn_may_not_build_is_flagged():
+def test_a_saver_is_flagged_with_what_of_it_is_used():
     (finding,) = check.check_source("import tensorflow as tf\ntf.compat.v1.train.Saver()\n")
-    assert finding.status is known_differences.Status.UNSUPPORTED
-    assert "refused in a TRAIN model_fn" in finding.note
-    assert "keep_checkpoint_max" in finding.note
+    assert finding.status is known_differences.Status.DIFFERS
+    assert "max_to_keep" in finding.note
+    assert "renaming variables is refused" in finding.note
 
 
 def test_init_from_checkpoint_runs_and_is_not_flagged():

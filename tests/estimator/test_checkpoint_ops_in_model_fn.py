@@ -4,9 +4,11 @@ A TF1 session ran `tf.compat.v1.train.init_from_checkpoint`'s restores once,
 as the variables' initializers on a fresh start (a checkpoint in model_dir
 won over them), and a Saver's ops only when its save() or restore() was
 called. init_from_checkpoint runs as 2.15 ran it: its restores happen once,
-where 2.15's initializers ran, and never inside a step. A Saver, whose ops a
-training step would run at every step, is refused at the first trace with
-the way forward.
+where 2.15's initializers ran, and never inside a step. A Saver made in a
+model_fn builds no ops (`tests/estimator/test_scaffold_v1_saver.py` covers
+one given as the Scaffold's saver); other checkpoint reads, which a training
+step would run at every step, are refused at the first trace with the way
+forward.
 
 The expected figures are tf.estimator 2.15's (tensorflow-cpu 2.15.1,
 tensorflow-estimator 2.15.0), run on the same program: a one-unit dense
@@ -139,11 +141,40 @@ def test_init_from_checkpoint_of_a_tensor_of_another_shape_is_2_15s_error(
     assert not any(name.startswith("model.ckpt") for name in os.listdir(tmp_path))
 
 
-def test_a_saver_built_in_the_model_fn_is_refused_with_the_fix(tmp_path):
-    est = keras_estimator.Estimator(_model_fn_from(saver=True), str(tmp_path))
-    with pytest.raises(ValueError, match="writes a checkpoint") as raised:
+def test_a_saver_built_in_a_training_model_fn_runs_as_in_2_15(checkpoint_a, tmp_path):
+    # A TF1 session ran a Saver's ops only in save() or restore(); made and
+    # left unused, it changed nothing, and it builds no ops here either.
+    est = keras_estimator.Estimator(_model_fn_from(saver=True), str(tmp_path / "new"))
+    est.train(_input_fn, steps=3)
+    np.testing.assert_allclose(_weights(est), _A, rtol=1e-6)
+    est = keras_estimator.Estimator(
+        _model_fn_from(init_checkpoint=checkpoint_a, saver=True), str(tmp_path / "init")
+    )
+    est.train(_input_fn, steps=10)
+    np.testing.assert_allclose(_weights(est), _AFTER_10, rtol=1e-5)
+
+
+def test_a_checkpoint_restore_built_in_a_training_model_fn_is_refused_with_the_fix(
+    checkpoint_a, tmp_path
+):
+    def model_fn(features, labels, mode):
+        out = keras_estimator.compat.layers.dense(features["x"], 1, name="out")
+        tf.raw_ops.RestoreV2(
+            prefix=tf.train.latest_checkpoint(checkpoint_a),
+            tensor_names=["out/kernel"],
+            shape_and_slices=[""],
+            dtypes=[tf.float32],
+        )
+        loss = tf.reduce_mean(out)
+        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, v1.train.get_global_step()
+        )
+        return keras_estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    est = keras_estimator.Estimator(model_fn, str(tmp_path))
+    with pytest.raises(ValueError, match="reads a checkpoint") as raised:
         est.train(_input_fn, steps=2)
-    assert "tf.compat.v1.train.Saver" in str(raised.value)
+    assert "warm_start_from" in str(raised.value)
 
 
 def test_the_warm_start_it_names_gives_2_15s_init_from_checkpoint_result(checkpoint_a, tmp_path):

@@ -145,7 +145,16 @@ def _stock_hook_factory(class_name: str) -> Callable[[Path], Any]:
     return make
 
 
+def _make_v1_saver(tmp_path: Path) -> Any:
+    import tensorflow as tf
+
+    with tf.Graph().as_default():
+        variable = tf.compat.v1.Variable(1.0, name="v")
+        return tf.compat.v1.train.Saver([variable], max_to_keep=2)
+
+
 _INSTANCES: dict[str, Callable[[Path], Any]] = {
+    "tensorflow.python.training.saver:Saver": _make_v1_saver,
     **{
         f"tensorflow.python.training.basic_session_run_hooks:{name}": _stock_hook_factory(name)
         for name in v1_session_hooks.REMADE

@@ -30,7 +30,7 @@ import re
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
@@ -782,6 +782,7 @@ def restore(
     *,
     strict: bool = True,
     scaffold_checkpoint: Any = None,
+    renamed: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Assigns each variable the value stored under its name.
 
@@ -801,6 +802,9 @@ def restore(
             (as a TF1 Saver made it); if False it keeps its value.
         scaffold_checkpoint: the `tf.train.Checkpoint` the model_fn gave as
             its Scaffold's saver in the mode restoring, or None.
+        renamed: variable name -> the key it is read from instead of its
+            name (a model_fn's Scaffold `tf.compat.v1.train.Saver` with a
+            var_list dict, as 2.15 restored through it).
 
     Returns:
         The names that were restored.
@@ -821,6 +825,18 @@ def restore(
                     reader, shapes, scaffold_checkpoint, variables
                 )
             )
+        for name, key in (renamed or {}).items():
+            if name not in variables:
+                continue
+            if key not in shapes:
+                # 2.15's Saver's NotFoundError, with what is there.
+                raise ValueError(
+                    f"Key {key} not found in checkpoint {checkpoint_path}: the "
+                    f"Scaffold's Saver reads variable {name!r} from it. The "
+                    f"checkpoint holds {sorted(shapes)}; give the Saver's "
+                    "var_list a key the checkpoint has."
+                )
+            keys[name] = key
         missing = [n for n in variables if n not in keys]
         if missing:
             # A tf.keras 2 optimizer's variables, written by tf.estimator

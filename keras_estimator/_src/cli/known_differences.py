@@ -132,14 +132,17 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
     KnownDifference(
         "tf.compat.v1.train.Scaffold",
         _D,
-        "only an empty Scaffold or one whose saver is a tf.train.Checkpoint "
-        "works; init_fn, init_op and other session fields are refused",
+        "an empty Scaffold works, and so does a saver that is a tf.train.Checkpoint "
+        "or a tf.compat.v1.train.Saver; init_fn, init_op and other session fields "
+        "are refused",
     ),
     KnownDifference(
         "tf.compat.v1.train.Saver",
-        _U,
-        "refused in a TRAIN model_fn (its ops would run at every step); the "
-        "Estimator writes model_dir's checkpoints (RunConfig(keep_checkpoint_max=...))",
+        _D,
+        "made in a model_fn it builds no ops; as the Scaffold's saver its max_to_keep "
+        "and keep_checkpoint_every_n_hours set model_dir's retention, and in EVAL or "
+        "PREDICT its var_list keys say what each variable is read from; a TRAIN "
+        "Saver renaming variables is refused, and its save()/restore() need a Session",
     ),
     KnownDifference(
         "tf.compat.v1.distribute.experimental.ParameterServerStrategy",

@@ -32,6 +32,7 @@ from keras_estimator._src.tf_internals import (
     checkpoint_initializers,
     distribute,
     graph_seeds,
+    v1_savers,
 )
 
 
@@ -84,6 +85,9 @@ class ModelFnTrace:
         # Mode -> its Scaffold's saver when a tf.train.Checkpoint (else None):
         # what reads an object-based checkpoint in that mode.
         self.scaffold_checkpoints: dict[str, Any] = {}
+        # Mode -> the settings of its Scaffold's tf.compat.v1.train.Saver,
+        # where it gave one: model_dir's retention and checkpoint keys.
+        self.scaffold_savers: dict[str, v1_savers.SaverSettings] = {}
         self.chief_hook_counts: dict[str, int] = {}
         self.optimizers: dict[str, tuple[Any, ...]] = {}
         self.loss_names: dict[str, str] = {}
@@ -130,6 +134,7 @@ class ModelFnTrace:
             keras2_idioms.recording_optimizers() as optimizers,
             graph_seeds.shared_random_states(self.random_states, mode),
             checkpoint_initializers.recording(self.checkpoint_initializers),
+            v1_savers.recording(),
         ):
             # As in 2.15, the model_fn's graph has RunConfig.tf_random_seed as
             # its seed (None when unset), whatever another Estimator set.
@@ -188,6 +193,10 @@ class ModelFnTrace:
         self.scaffold_summary_ops[mode] = getattr(spec.scaffold, "summary_op", None)
         saver = getattr(spec.scaffold, "saver", None)
         self.scaffold_checkpoints[mode] = saver if is_object_checkpoint(saver) else None
+        if v1_savers.is_v1_saver(saver):
+            self.scaffold_savers[mode] = _v1_saver_settings(saver, mode)
+        else:
+            self.scaffold_savers.pop(mode, None)
         is_chief = getattr(self.config, "is_chief", True)
         self.spec_hooks[mode] = _spec_hooks(spec, mode, is_chief)
         self.chief_hook_counts[mode] = (
@@ -351,7 +360,7 @@ def _check_scaffold(scaffold: Any) -> Any:
         f
         for f in _SCAFFOLD_FIELDS
         if getattr(scaffold, f, None) is not None
-        and not (f == "saver" and checkpoint is not None)
+        and not (f == "saver" and (checkpoint is not None or v1_savers.is_v1_saver(saver)))
     ]
     if used:
         raise ValueError(
@@ -362,6 +371,29 @@ def _check_scaffold(scaffold: Any) -> Any:
             "Scaffold's saver makes them object-based."
         )
     return checkpoint
+
+
+def _v1_saver_settings(saver: Any, mode: str) -> v1_savers.SaverSettings:
+    """The Scaffold's TF1 Saver's settings, as the Estimator uses them in `mode`.
+
+    In evaluation, prediction and export the Saver's keys say where each
+    variable is read from (a moving average's, say), as 2.15 restored
+    through it. A training Saver sets model_dir's retention; its checkpoints
+    hold every variable under its own name, so one that renames variables
+    is refused.
+    """
+    found = v1_savers.settings(saver)
+    renamed = found.renamed()
+    if mode == ModeKeys.TRAIN and renamed:
+        raise ValueError(
+            "The TRAIN EstimatorSpec's Scaffold saver writes variables under "
+            f"other checkpoint keys ({renamed}, variable name -> key); training "
+            "writes model_dir's checkpoints with each variable under its own "
+            "name. Leave var_list out of the training Saver (its max_to_keep "
+            "and keep_checkpoint_every_n_hours are kept), or give the renaming "
+            "Saver in EVAL or PREDICT mode only, where it says what is read."
+        )
+    return found
 
 
 def _spec_hooks(spec: EstimatorSpec, mode: str, is_chief: bool) -> tuple[Any, ...]:

@@ -136,6 +136,11 @@ class Estimator:
         self._eval_model: ModelFnModel | None = None
         # `_checkpoint.identity` of the checkpoint the store holds.
         self._synced_checkpoint: tuple[Any, ...] | None = None
+        # Variable name -> checkpoint key the store's values were read under,
+        # where not its own name (a Scaffold Saver's var_list in EVAL or
+        # PREDICT); None while the store's in-memory values count as any
+        # mode's (`latest_checkpoint_held`).
+        self._synced_renamed: dict[str, str] | None = {}
         self._predict_function: Any = None
         # predict() generators still open, which keep the values they
         # predict with when a later call changes the variables.
@@ -412,6 +417,7 @@ class Estimator:
         # Other workers wait for the chief's last checkpoint before reading it.
         multi_worker.barrier(self._strategy)
         self._synced_checkpoint = _checkpoint.identity(self.latest_checkpoint())
+        self._synced_renamed = {}
         # As 2.15 printed it: numpy's text of the float32 loss.
         logger.info(
             "Loss for final step: %s.",
@@ -429,10 +435,7 @@ class Estimator:
             return
         latest = self.latest_checkpoint()
         if latest is None or _checkpoint.step_of(latest) != step:
-            policy = _checkpoint.RetentionPolicy(
-                self._config.keep_checkpoint_max,
-                float(self._config.keep_checkpoint_every_n_hours),
-            )
+            policy = _checkpoint.RetentionPolicy(*self._retention(self._get_model()))
             latest = _checkpoint.save(
                 self._store.saveable(), self._model_dir, step, policy
             )
@@ -441,6 +444,18 @@ class Estimator:
             step,
             latest,
         )
+
+    def _retention(self, model: ModelFnModel) -> tuple[int | None, float]:
+        """(keep_checkpoint_max, keep_checkpoint_every_n_hours) of model_dir.
+
+        As in 2.15, a TF1 Saver the TRAIN EstimatorSpec's Scaffold gives
+        sets them in place of RunConfig's.
+        """
+        saver = model.trace.scaffold_savers.get(ModeKeys.TRAIN)
+        if saver is not None:
+            return saver.max_to_keep, saver.keep_checkpoint_every_n_hours
+        config = self._config
+        return config.keep_checkpoint_max, float(config.keep_checkpoint_every_n_hours)
 
     def _default_hooks(
         self, model: ModelFnModel, listeners: list[Any], with_saver: bool = True
@@ -462,8 +477,9 @@ class Estimator:
                 save_steps=config.save_checkpoints_steps,
                 listeners=listeners,
             )
-            saver.keep_checkpoint_max = config.keep_checkpoint_max
-            saver.keep_checkpoint_every_n_hours = config.keep_checkpoint_every_n_hours
+            saver.keep_checkpoint_max, saver.keep_checkpoint_every_n_hours = (
+                self._retention(model)
+            )
             savers.append(saver)
         counters: list[Any] = []
         every = config.log_step_count_steps
@@ -1019,33 +1035,45 @@ class Estimator:
             return None
         saveable = self._store.saveable()
         # An object-based checkpoint is read through the mode's Scaffold's
-        # tf.train.Checkpoint, as 2.15's Scaffold read it.
+        # tf.train.Checkpoint, as 2.15's Scaffold read it; a TF1 Saver's
+        # var_list may read variables from other keys (moving averages).
         scaffold_checkpoint = model.trace.scaffold_checkpoints.get(mode)
+        saver = model.trace.scaffold_savers.get(mode)
+        renamed = saver.renamed() if saver is not None else {}
         # By file identity, not name: a model_dir emptied and trained again
         # holds other values under the same checkpoint name.
         held = [_checkpoint.identity(path)]
 
         def read(chosen: str) -> str:
             held[0] = _checkpoint.identity(chosen)
-            if held[0] is not None and held[0] == self._synced_checkpoint:
+            same_values = self._synced_renamed is None or self._synced_renamed == renamed
+            if held[0] is not None and held[0] == self._synced_checkpoint and same_values:
                 fresh = {n: saveable[n] for n in new_names if n in saveable}
                 if fresh:
-                    _checkpoint.restore(fresh, chosen, scaffold_checkpoint=scaffold_checkpoint)
+                    _checkpoint.restore(
+                        fresh, chosen, scaffold_checkpoint=scaffold_checkpoint, renamed=renamed
+                    )
             else:
                 logger.info("Restoring parameters from %s", chosen)
                 self._open_predictions.before_change()
-                _checkpoint.restore(saveable, chosen, scaffold_checkpoint=scaffold_checkpoint)
+                _checkpoint.restore(
+                    saveable, chosen, scaffold_checkpoint=scaffold_checkpoint, renamed=renamed
+                )
+                self._synced_renamed = renamed
             return chosen
 
         if checkpoint_path is not None:
             path = read(path)
-        elif mode == ModeKeys.TRAIN and held[0] != self._synced_checkpoint:
+        elif mode == ModeKeys.TRAIN and (
+            held[0] != self._synced_checkpoint or self._synced_renamed
+        ):
             # A damaged newest checkpoint: train on from the newest intact
             # one (with a warning), never from step 0.
             logger.info("Restoring parameters from %s", path)
             restored = _checkpoint.restore_or_fall_back(
                 saveable, self._model_dir, path, scaffold_checkpoint=scaffold_checkpoint
             )
+            self._synced_renamed = {}
             if restored != path:
                 held[0] = _checkpoint.identity(restored)
             path = restored
@@ -1104,6 +1132,15 @@ class EstimatorInternals:
         """
         return getattr(self._estimator, "_model_fn", None)
 
+    def retention(self) -> tuple[int | None, float]:
+        """(keep_checkpoint_max, keep_checkpoint_every_n_hours) of model_dir.
+
+        RunConfig's, or those of the TRAIN Scaffold's TF1 Saver (in a call
+        that traced the TRAIN model_fn).
+        """
+        estimator = self._estimator
+        return estimator._retention(estimator._get_model())
+
     @property
     def warm_start_settings(self) -> WarmStartSettings | None:
         """The Estimator's `warm_start_from`, as its settings object."""
@@ -1117,6 +1154,11 @@ class EstimatorInternals:
     def model_if_made(self) -> ModelFnModel | None:
         """The Estimator's `ModelFnModel`, or None before any call made it."""
         return self._estimator._model
+
+    def evaluates_with_a_v1_saver(self) -> bool:
+        """Whether the traced EVAL EstimatorSpec's Scaffold gave a TF1 Saver."""
+        model = self._estimator._get_eval_model()
+        return ModeKeys.EVAL in model.trace.scaffold_savers
 
     def keep_out_of_checkpoints(self, variables: Any) -> None:
         """Saves `variables` in no checkpoint (a Keras metric's made in model_fn).
@@ -1139,12 +1181,13 @@ class EstimatorInternals:
         what the store holds is as before.
         """
         estimator = self._estimator
-        saved = estimator._synced_checkpoint
+        saved = estimator._synced_checkpoint, estimator._synced_renamed
         estimator._synced_checkpoint = _checkpoint.identity(estimator.latest_checkpoint())
+        estimator._synced_renamed = None
         try:
             yield
         finally:
-            estimator._synced_checkpoint = saved
+            estimator._synced_checkpoint, estimator._synced_renamed = saved
 
 
 # tf.estimator 2.15's Estimator members (both namespaces), less those its

@@ -49,7 +49,7 @@ from keras_estimator._src.engine.variable_store import (
 )
 from keras_estimator._src.export import export_files as _export_files
 from keras_estimator._src.export import signatures as _export_signatures
-from keras_estimator._src.tf_internals import resource_tracking
+from keras_estimator._src.tf_internals import resource_tracking, v1_savers
 
 logger = logging.getLogger("keras_estimator")
 
@@ -224,6 +224,9 @@ class _Trace:
     # The spec's Scaffold saver when a tf.train.Checkpoint: it reads an
     # object-based checkpoint by its objects' paths, as in 2.15's export.
     scaffold_checkpoint: Any = None
+    # Variable name -> the checkpoint key the spec's Scaffold TF1 Saver reads
+    # it from, where they differ (a moving average), as 2.15's export read.
+    renamed: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def build_serving_model(
@@ -244,7 +247,10 @@ def build_serving_model(
     logger.info("Restoring parameters from %s", checkpoint_path)
     try:
         _checkpoint.restore(
-            store.saveable(), checkpoint_path, scaffold_checkpoint=traced.scaffold_checkpoint
+            store.saveable(),
+            checkpoint_path,
+            scaffold_checkpoint=traced.scaffold_checkpoint,
+            renamed=traced.renamed,
         )
     except ValueError as error:
         raise ValueError(
@@ -302,6 +308,8 @@ def _trace(
         saver = getattr(spec.scaffold, "saver", None)
         if is_object_checkpoint(saver):
             trace.scaffold_checkpoint = saver
+        elif v1_savers.is_v1_saver(saver):
+            trace.renamed = v1_savers.settings(saver).renamed()
         trace.graph = tf.compat.v1.get_default_graph()
         trace.signature_defs = _export_signatures.signature_defs(
             receiver.receiver_tensors,

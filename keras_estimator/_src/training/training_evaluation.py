@@ -33,7 +33,7 @@ from keras_estimator._src.base.session_run_hook import (
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.engine import loop_context
 from keras_estimator._src.estimator.early_stopping import checkpoint_step
-from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.estimator.estimator import Estimator, EstimatorInternals
 from keras_estimator._src.estimator.evaluator_hook import live_weights
 from keras_estimator._src.hooks.basic_hooks import SecondOrStepTimer
 from keras_estimator._src.hooks.checkpoint_hooks import CheckpointSaverListener
@@ -239,13 +239,10 @@ class EvaluateEveryNStepsHook(SessionRunHook):
         context = loop_context.current()
         if context is None:
             raise RuntimeError("train_and_evaluate's evaluation hook ran outside training.")
-        config = self._estimator.config
         session = SessionStandIn()
         for listener in self._listeners:
             listener.before_save(session, step)
-        policy = _checkpoint.RetentionPolicy(
-            config.keep_checkpoint_max, float(config.keep_checkpoint_every_n_hours)
-        )
+        policy = _checkpoint.RetentionPolicy(*EstimatorInternals(self._estimator).retention())
         _checkpoint.save(context.saveable(), self._estimator.model_dir, step, policy)
         stop = False
         for listener in self._listeners:

@@ -1,0 +1,154 @@
+"""A `tf.compat.v1.train.Saver` made in a model_fn: its settings, not its ops.
+
+Checked on TensorFlow 2.21 (and the same in 2.15).
+
+A TF1 model_fn hands the Estimator a Saver through its Scaffold
+(`Scaffold(saver=tf.compat.v1.train.Saver(max_to_keep=3))`, or, to evaluate
+with moving averages, `Saver(ema.variables_to_restore())`). tf.estimator
+2.15 saved and restored model_dir's checkpoints with it: its `max_to_keep`
+and `keep_checkpoint_every_n_hours` set the retention in place of
+RunConfig's, and its `var_list` named the checkpoint key each variable is
+read from. A Saver builds its save and restore ops when it is made; built
+into a traced step they would run at every step. Inside `recording()` a
+Saver made in the enclosed graph builds nothing: `Saver.build` returns at
+once, and `settings()` reads what the Saver was given.
+
+Private symbols touched: `Saver.build` (public, replaced only while a graph
+is inside `recording()`; other graphs and threads get TensorFlow's method),
+and the constructor's arguments as the Saver keeps them: `_var_list`,
+`_max_to_keep`, `_keep_checkpoint_every_n_hours`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import tensorflow as tf
+
+TOUCHES = (
+    "tensorflow.python.training.saver:Saver.build",
+    "tensorflow.python.training.saver:Saver()._var_list",
+    "tensorflow.python.training.saver:Saver()._max_to_keep",
+    "tensorflow.python.training.saver:Saver()._keep_checkpoint_every_n_hours",
+)
+
+# A graph holding an entry in this collection builds no Saver ops.
+_RECORDING = "keras_estimator_v1_savers"
+_patch_lock = threading.Lock()
+_patch_users = 0
+_original: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SaverSettings:
+    """What a model_fn's Saver says about model_dir's checkpoints.
+
+    Attributes:
+        keys: variable name -> the checkpoint key the Saver reads and writes
+            it under, for the variables its `var_list` named (None: every
+            variable, under its own name).
+        max_to_keep: newest checkpoints kept (None or 0: all).
+        keep_checkpoint_every_n_hours: one more checkpoint kept per period.
+    """
+
+    keys: Mapping[str, str] | None
+    max_to_keep: int | None
+    keep_checkpoint_every_n_hours: float
+
+    def renamed(self) -> dict[str, str]:
+        """Variable name -> checkpoint key, where the two differ."""
+        return {name: key for name, key in (self.keys or {}).items() if name != key}
+
+
+def _saver_class() -> Any:
+    return tf.compat.v1.train.Saver
+
+
+def _acquire() -> None:
+    global _patch_users, _original
+    with _patch_lock:
+        if _patch_users == 0:
+            saver_class = _saver_class()
+            original = saver_class.build
+
+            def build(self: Any) -> Any:
+                if tf.compat.v1.get_default_graph().get_collection(_RECORDING):
+                    return None
+                return original(self)
+
+            _original = original
+            saver_class.build = build
+        _patch_users += 1
+
+
+def _release() -> None:
+    global _patch_users, _original
+    with _patch_lock:
+        _patch_users -= 1
+        if _patch_users == 0:
+            _saver_class().build = _original
+            _original = None
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[None]:
+    """Within: a Saver made in the current graph builds no ops.
+
+    Only in the enclosed graph (and the replica threads that trace into it);
+    eagerly nothing changes.
+    """
+    if tf.executing_eagerly():
+        yield
+        return
+    graph = tf.compat.v1.get_default_graph()
+    marker = object()
+    _acquire()
+    graph.add_to_collection(_RECORDING, marker)
+    try:
+        yield
+    finally:
+        entries = graph.get_collection_ref(_RECORDING)
+        entries[:] = [entry for entry in entries if entry is not marker]
+        _release()
+
+
+def is_v1_saver(saver: Any) -> bool:
+    return isinstance(saver, _saver_class())
+
+
+def settings(saver: Any) -> SaverSettings:
+    """The retention and checkpoint keys a TF1 Saver was made with.
+
+    Raises:
+        ValueError: its var_list holds something other than variables (a
+            partitioned variable, a SaveableObject).
+    """
+    var_list = saver._var_list
+    keys: dict[str, str] | None = None
+    if var_list is not None:
+        if isinstance(var_list, Mapping):
+            pairs = [(str(key), value) for key, value in var_list.items()]
+        else:
+            pairs = [(_variable_name(value), value) for value in var_list]
+        keys = {_variable_name(value): key for key, value in pairs}
+    return SaverSettings(
+        keys=keys,
+        max_to_keep=saver._max_to_keep,
+        keep_checkpoint_every_n_hours=float(saver._keep_checkpoint_every_n_hours),
+    )
+
+
+def _variable_name(value: Any) -> str:
+    name = getattr(value, "name", None)
+    if not isinstance(value, tf.Variable) or not isinstance(name, str):
+        raise ValueError(
+            f"The Scaffold's tf.compat.v1.train.Saver lists {value!r} in its "
+            "var_list; only variables are supported there (a partitioned "
+            "variable or a SaveableObject is not). List the variables "
+            "themselves, by name or in a dict of checkpoint key -> variable."
+        )
+    return name.split(":")[0]

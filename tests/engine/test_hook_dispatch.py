@@ -262,14 +262,14 @@ def test_hooks_from_a_generator_run(tmp_path):
     assert ledger.calls.count("g.after_run") == 2
 
 
-def test_scaffold_with_init_fn_is_rejected(tmp_path):
+def test_scaffold_with_a_local_init_op_is_rejected(tmp_path):
     def model_fn(features, labels, mode, params):
         spec = quadratic_model_fn(features, labels, mode, params)
-        scaffold = tf.compat.v1.train.Scaffold(init_fn=lambda scaffold, session: None)
+        scaffold = tf.compat.v1.train.Scaffold(local_init_op=tf.no_op())
         return spec._replace(scaffold=scaffold)
 
     est = ke.Estimator(model_fn, model_dir=str(tmp_path))
-    with pytest.raises(ValueError, match=r"sets \['init_fn'\].*warm_start_from"):
+    with pytest.raises(ValueError, match=r"sets \['local_init_op'\].*warm_start_from"):
         est.train(ones_input_fn, steps=1)
 
 

@@ -132,9 +132,9 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
     KnownDifference(
         "tf.compat.v1.train.Scaffold",
         _D,
-        "an empty Scaffold works, and so does a saver that is a tf.train.Checkpoint "
-        "or a tf.compat.v1.train.Saver; init_fn, init_op and other session fields "
-        "are refused",
+        "an empty Scaffold works, and so do a saver that is a tf.train.Checkpoint "
+        "or a tf.compat.v1.train.Saver and an init_fn (its session runs only what "
+        "already ran eagerly); init_op and other session fields are refused",
     ),
     KnownDifference(
         "tf.compat.v1.train.Saver",

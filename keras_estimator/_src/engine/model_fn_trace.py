@@ -88,6 +88,9 @@ class ModelFnTrace:
         # Mode -> the settings of its Scaffold's tf.compat.v1.train.Saver,
         # where it gave one: model_dir's retention and checkpoint keys.
         self.scaffold_savers: dict[str, v1_savers.SaverSettings] = {}
+        # Mode -> its Scaffold, where it gave an `init_fn` (run on a fresh
+        # start, where 2.15's session creation ran it: `Estimator._sync`).
+        self.scaffold_init_fns: dict[str, Any] = {}
         self.chief_hook_counts: dict[str, int] = {}
         self.optimizers: dict[str, tuple[Any, ...]] = {}
         self.loss_names: dict[str, str] = {}
@@ -197,6 +200,10 @@ class ModelFnTrace:
             self.scaffold_savers[mode] = _v1_saver_settings(saver, mode)
         else:
             self.scaffold_savers.pop(mode, None)
+        if getattr(spec.scaffold, "init_fn", None) is not None:
+            self.scaffold_init_fns[mode] = spec.scaffold
+        else:
+            self.scaffold_init_fns.pop(mode, None)
         is_chief = getattr(self.config, "is_chief", True)
         self.spec_hooks[mode] = _spec_hooks(spec, mode, is_chief)
         self.chief_hook_counts[mode] = (
@@ -339,7 +346,6 @@ class SharedTrace:
 _SCAFFOLD_FIELDS = (
     "init_op",
     "init_feed_dict",
-    "init_fn",
     "ready_op",
     "ready_for_local_init_op",
     "local_init_op",

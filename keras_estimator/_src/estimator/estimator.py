@@ -47,6 +47,7 @@ from keras_estimator._src.engine.model_fn_state import ModelFnState
 from keras_estimator._src.engine.user_callbacks import UserCallbacks
 from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME, VariableStore
 from keras_estimator._src.estimator import eval_summary as _eval_summary
+from keras_estimator._src.estimator import scaffold_init_fn
 from keras_estimator._src.export import saved_model as _export
 from keras_estimator._src.hooks import progress as _progress
 from keras_estimator._src.hooks import tf_stock_hooks
@@ -1032,6 +1033,12 @@ class Estimator:
                 )
             elif self._warm_start_from:
                 self._warm_start(new_names)
+            scaffold = model.trace.scaffold_init_fns.get(mode)
+            if scaffold is not None:
+                # After the initializers and the warm start, as 2.15's
+                # session creation ran it.
+                self._open_predictions.before_change()
+                scaffold_init_fn.run_init_fn(scaffold)
             return None
         saveable = self._store.saveable()
         # An object-based checkpoint is read through the mode's Scaffold's
@@ -1155,10 +1162,14 @@ class EstimatorInternals:
         """The Estimator's `ModelFnModel`, or None before any call made it."""
         return self._estimator._model
 
-    def evaluates_with_a_v1_saver(self) -> bool:
-        """Whether the traced EVAL EstimatorSpec's Scaffold gave a TF1 Saver."""
-        model = self._estimator._get_eval_model()
-        return ModeKeys.EVAL in model.trace.scaffold_savers
+    def eval_scaffold_session_fields(self) -> list[str]:
+        """What of `saver` (a TF1 Saver) and `init_fn` the traced EVAL Scaffold gave."""
+        trace = self._estimator._get_eval_model().trace
+        given = {
+            "saver": ModeKeys.EVAL in trace.scaffold_savers,
+            "init_fn": ModeKeys.EVAL in trace.scaffold_init_fns,
+        }
+        return [field for field, is_given in given.items() if is_given]
 
     def keep_out_of_checkpoints(self, variables: Any) -> None:
         """Saves `variables` in no checkpoint (a Keras metric's made in model_fn).

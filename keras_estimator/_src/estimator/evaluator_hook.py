@@ -166,14 +166,16 @@ class InMemoryEvaluatorHook(SessionRunHook):
             results = self._estimator.evaluate(
                 self._input_fn, steps=self._steps, hooks=self._hooks, name=self._name
             )
-        if EstimatorInternals(self._estimator).evaluates_with_a_v1_saver():
+        fields = EstimatorInternals(self._estimator).eval_scaffold_session_fields()
+        if fields:
             # 2.15's error, when training began: its in-memory evaluation
-            # copies the training weights, which a Saver's keys would bypass.
+            # copies the training weights, which a Saver's keys or an
+            # init_fn would bypass.
             raise ValueError(
-                "InMemoryEvaluator does not support custom saver: the EVAL "
-                "EstimatorSpec's Scaffold gives a tf.compat.v1.train.Saver. "
-                "Return it in EVAL mode only for evaluate() (not with "
-                "InMemoryEvaluatorHook), or leave the Scaffold's saver out."
+                f"InMemoryEvaluator does not support custom {fields[0]}: the EVAL "
+                f"EstimatorSpec's Scaffold gives {fields[0]}. Return it in EVAL mode "
+                "only for evaluate() (not with InMemoryEvaluatorHook), or leave "
+                f"the Scaffold's {fields[0]} out."
             )
         evaluated = int(results.get("global_step", step or 0))
         self._timer.update_last_triggered_step(evaluated)

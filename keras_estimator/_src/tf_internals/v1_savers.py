@@ -10,11 +10,15 @@ and `keep_checkpoint_every_n_hours` set the retention in place of
 RunConfig's, and its `var_list` named the checkpoint key each variable is
 read from. A Saver builds its save and restore ops when it is made; built
 into a traced step they would run at every step. Inside `recording()` a
-Saver made in the enclosed graph builds nothing: `Saver.build` returns at
-once, and `settings()` reads what the Saver was given.
+Saver made in the enclosed graph builds nothing: `Saver.build` only fills
+in the variables a Saver without a `var_list` saves (the Estimator's, as
+the graph lists them), and `settings()` reads what the Saver was given.
+Such a Saver's `restore(session, path)`, called eagerly (from a Scaffold's
+`init_fn`), is TensorFlow's eager restore, which assigns those variables.
 
 Private symbols touched: `Saver.build` (public, replaced only while a graph
 is inside `recording()`; other graphs and threads get TensorFlow's method),
+`variables._all_saveable_objects` (what a Saver without a var_list saves),
 and the constructor's arguments as the Saver keeps them: `_var_list`,
 `_max_to_keep`, `_keep_checkpoint_every_n_hours`.
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -31,6 +36,7 @@ import tensorflow as tf
 
 TOUCHES = (
     "tensorflow.python.training.saver:Saver.build",
+    "tensorflow.python.ops.variables:_all_saveable_objects",
     "tensorflow.python.training.saver:Saver()._var_list",
     "tensorflow.python.training.saver:Saver()._max_to_keep",
     "tensorflow.python.training.saver:Saver()._keep_checkpoint_every_n_hours",
@@ -68,6 +74,10 @@ def _saver_class() -> Any:
     return tf.compat.v1.train.Saver
 
 
+def _variables_module() -> Any:
+    return importlib.import_module("tensorflow.python.ops.variables")
+
+
 def _acquire() -> None:
     global _patch_users, _original
     with _patch_lock:
@@ -76,9 +86,15 @@ def _acquire() -> None:
             original = saver_class.build
 
             def build(self: Any) -> Any:
-                if tf.compat.v1.get_default_graph().get_collection(_RECORDING):
-                    return None
-                return original(self)
+                graph = tf.compat.v1.get_default_graph()
+                if not graph.get_collection(_RECORDING):
+                    return original(self)
+                if self._var_list is None:
+                    # What the Saver would have saved: the graph's
+                    # variables (here the Estimator's own, which a later
+                    # eager `restore()` assigns).
+                    self._var_list = _variables_module()._all_saveable_objects() or None
+                return None
 
             _original = original
             saver_class.build = build

@@ -1,0 +1,83 @@
+"""`Scaffold(init_fn=...)`: run once on a fresh start, as 2.15's session creation ran it.
+
+tf.estimator 2.15 called `init_fn(scaffold, session)` when a call found no
+checkpoint in model_dir, after the variables' initializers (and a warm
+start) ran. Programs use it to start fine-tuning from a pretrained
+checkpoint: `saver.restore(session, path)` with a
+`tf.compat.v1.train.Saver(var_list)` made in the model_fn, directly or
+through tf-slim's `assign_from_checkpoint_fn`. Here it is called at the
+same point, eagerly: such a Saver built no ops in the model_fn
+(`tf_internals/v1_savers.py`), and its `restore` assigns the Estimator's
+variables themselves. The session it gets runs what has already run
+eagerly and explains the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+
+
+class InitFnSession:
+    """The `session` a Scaffold's `init_fn` gets.
+
+    `run(fetches)` returns the values of eager tensors and variables (ops an
+    init_fn builds have run already); graph ops made in the model_fn cannot
+    be run again, and feeds have nothing to feed.
+    """
+
+    graph = None
+
+    def run(
+        self,
+        fetches: Any,
+        feed_dict: Any = None,
+        options: Any = None,
+        run_metadata: Any = None,
+    ) -> Any:
+        del options, run_metadata
+        if feed_dict:
+            raise ValueError(
+                f"Scaffold init_fn ran session.run(..., feed_dict={feed_dict!r}); "
+                "there are no placeholders to feed in TF2. Assign the value "
+                "directly in init_fn (variable.assign(value)), or give it as the "
+                "variable's initializer in the model_fn."
+            )
+        return tf.nest.map_structure(_value, fetches)
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(
+            f"Scaffold init_fn's session has no `{name}`: in TF2 there is no "
+            "tf.compat.v1.Session. init_fn may restore a tf.compat.v1.train.Saver "
+            "made in the model_fn (saver.restore(session, path)) or assign "
+            "variables directly."
+        )
+
+
+def _value(fetch: Any) -> Any:
+    if fetch is None:
+        return None
+    if isinstance(fetch, tf.Variable) and tf.executing_eagerly():
+        return fetch.numpy()
+    if isinstance(fetch, tf.Tensor) and hasattr(fetch, "numpy"):
+        try:
+            return fetch.numpy()
+        except (AttributeError, NotImplementedError, ValueError):
+            pass
+    raise ValueError(
+        f"Scaffold init_fn ran session.run({fetch!r}), a graph op the model_fn "
+        "built; graph ops are not run outside the Estimator's steps in TF2. "
+        "Restore pretrained values with a tf.compat.v1.train.Saver made in the "
+        "model_fn (saver.restore(session, path)), "
+        "tf.compat.v1.train.init_from_checkpoint, or Estimator(warm_start_from=...)."
+    )
+
+
+def run_init_fn(scaffold: Any) -> None:
+    """Calls the init_fn given to `scaffold`, as 2.15 did on a fresh start.
+
+    A Scaffold keeps `init_fn` bound to itself: it is called with the
+    session alone and passes `(scaffold, session)` on.
+    """
+    scaffold.init_fn(InitFnSession())

@@ -397,9 +397,10 @@ def test_summaries_in_another_directory_call_the_model_fn_once(tmp_path):
     """A first train() whose hooks ask for summaries in a directory of their
     own calls the model_fn once, as tf.estimator 2.15 did.
 
-    A SummarySaverHook of the program's (every 2 steps, a Scaffold whose
-    summary_op is unset: the model_fn's summaries, as in 2.15) and one the
-    model_fn returns (every 4 steps) write beside the model_dir's (every 3
+    A SummarySaverHook of the program's (every 2 steps, with neither
+    scaffold nor summary_op: the model_fn's summaries) and one the model_fn
+    returns (every 4 steps, given the EstimatorSpec's Scaffold, whose unset
+    summary_op 2.15 finalized to the model_fn's summaries) write beside the model_dir's (every 3
     steps); before, each other set of directories traced the step again
     (4 calls). Each directory gets the values a hook fetching the loss at
     every step saw, at its steps, and the weights are those of training
@@ -413,17 +414,14 @@ def test_summaries_in_another_directory_call_the_model_fn_once(tmp_path):
         spec = mlp_model_fn(features, labels, mode, params)
         if mode == ke.ModeKeys.TRAIN:
             tf.summary.scalar("loss_twice", spec.loss * 2)
-            hook = ke.SummarySaverHook(
-                save_steps=4, output_dir=str(spec_dir), scaffold=tf.compat.v1.train.Scaffold()
-            )
-            spec = spec._replace(training_hooks=[hook])
+            scaffold = tf.compat.v1.train.Scaffold()
+            hook = ke.SummarySaverHook(save_steps=4, output_dir=str(spec_dir), scaffold=scaffold)
+            spec = spec._replace(training_hooks=[hook], scaffold=scaffold)
         return spec
 
     config = ke.RunConfig(save_summary_steps=3, tf_random_seed=1)
     est = ke.Estimator(model_fn, str(tmp_path / "model"), params={"hidden": [8]}, config=config)
-    own = ke.SummarySaverHook(
-        save_steps=2, output_dir=str(own_dir), scaffold=tf.compat.v1.train.Scaffold()
-    )
+    own = ke.SummarySaverHook(save_steps=2, output_dir=str(own_dir))
     est.train(input_fn(X, Y), steps=9, hooks=[own])
     assert calls == ["train"]
 

@@ -176,9 +176,13 @@ def test_tf2_summaries_reach_every_directory_due(tmp_path: Path) -> None:
         train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
             loss, global_step=tf.compat.v1.train.get_global_step()
         )
+        # The spec's own Scaffold: 2.15 finalized it, so the hook saves the
+        # model_fn's summaries (test_a_scaffold_no_estimator_spec_returned...).
+        scaffold = tf.compat.v1.train.Scaffold()
         hook = ke.SummarySaverHook(save_steps=1, output_dir=str(tmp_path / "every_step"),
-                                   scaffold=tf.compat.v1.train.Scaffold())
-        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op, training_hooks=[hook])
+                                   scaffold=scaffold)
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op, training_hooks=[hook],
+                                scaffold=scaffold)
 
     estimator = ke.Estimator(model_fn, model_dir=str(tmp_path / "model"),
                              config=ke.RunConfig(save_summary_steps=2))
@@ -191,3 +195,55 @@ def test_tf2_summaries_reach_every_directory_due(tmp_path: Path) -> None:
     values = dict(every_step)
     np.testing.assert_allclose([value for _, value in in_model_dir], [values[1], values[3]], rtol=1e-6)
     np.testing.assert_allclose([value for _, value in every_step][:2], [3.0, 2.6], rtol=1e-6)
+
+
+def _tags_by_step(path: Path) -> list[tuple[int, str]]:
+    found = []
+    for file in sorted(path.glob("events.*")):
+        for event in tf.compat.v1.train.summary_iterator(str(file)):
+            found.extend((event.step, value.tag) for value in event.summary.value)
+    return found
+
+
+@pytest.mark.parametrize("whose", ["its_own", "the_spec_s"])
+def test_a_scaffold_no_estimator_spec_returned_saves_no_summaries_as_in_2_15(
+    tmp_path: Path, whose: str
+) -> None:
+    # tf.estimator 2.15 finalized only the EstimatorSpec's Scaffold, whose
+    # unset summary_op became merge_all(); a hook's own Scaffold() kept it
+    # None, and the hook saved nothing (the public idiom
+    # `SummarySaverHook(save_steps=..., output_dir=..., scaffold=tf.train.Scaffold())`).
+    out = tmp_path / "hook"
+    x = (np.arange(8, dtype=np.float32) / 8).reshape(8, 1)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, 2 * x + 1)).repeat().batch(4)
+
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [1, 1], initializer=tf.compat.v1.zeros_initializer())
+        loss = tf.compat.v1.losses.mean_squared_error(labels, tf.matmul(features["x"], w))
+        tf.compat.v1.summary.scalar("myloss", loss)
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.5).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step()
+        )
+        scaffold = tf.compat.v1.train.Scaffold()
+        hooks = []
+        if whose == "the_spec_s":
+            hooks = [ke.SummarySaverHook(save_steps=2, output_dir=str(out), scaffold=scaffold)]
+        return ke.EstimatorSpec(
+            mode, loss=loss, train_op=train_op, scaffold=scaffold, training_hooks=hooks
+        )
+
+    est = ke.Estimator(
+        model_fn, str(tmp_path / "model"), config=ke.RunConfig(save_summary_steps=None)
+    )
+    hooks = []
+    if whose == "its_own":
+        scaffold = tf.compat.v1.train.Scaffold()
+        hooks = [ke.SummarySaverHook(save_steps=2, output_dir=str(out), scaffold=scaffold)]
+    est.train(input_fn, steps=5, hooks=hooks)
+    expected = {
+        "its_own": [],
+        "the_spec_s": [(s, t) for s in (1, 3, 5) for t in ("myloss", "loss")],
+    }[whose]
+    assert sorted(_tags_by_step(out)) == sorted(expected)

@@ -165,6 +165,7 @@ class ModelFnTrace:
                 summaries.write_collected()
         if not isinstance(spec, EstimatorSpec):
             _raise_not_a_spec(spec)
+        summaries.note_session_scaffold(spec.scaffold)
         if self.shared is not None:
             self.shared.spec = spec
         if spec.mode is None:

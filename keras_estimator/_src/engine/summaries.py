@@ -96,6 +96,26 @@ class EventFile:
 _event_files: weakref.WeakValueDictionary[str, EventFile] = weakref.WeakValueDictionary()
 
 
+# The EstimatorSpec Scaffolds of the model_fn calls made: those 2.15's
+# session finalized, so that their unset `summary_op` became `merge_all()`.
+_SESSION_SCAFFOLDS: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def note_session_scaffold(scaffold: Any) -> None:
+    """Records an EstimatorSpec's Scaffold (see `is_session_scaffold`)."""
+    if scaffold is not None:
+        _SESSION_SCAFFOLDS.add(scaffold)
+
+
+def is_session_scaffold(scaffold: Any) -> bool:
+    """Whether `scaffold` is an EstimatorSpec's: one 2.15's session finalized.
+
+    A hook given another `tf.compat.v1.train.Scaffold()`, which nothing
+    finalized, found its `summary_op` unset in 2.15 and saved no summaries.
+    """
+    return scaffold in _SESSION_SCAFFOLDS
+
+
 def summary_fetch(output_dir: str) -> str:
     """The fetch key that makes a step write its summaries to `output_dir`."""
     return SUMMARY_PREFIX + output_dir

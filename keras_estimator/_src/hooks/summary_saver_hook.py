@@ -3,9 +3,9 @@
 Given a `summary_op` (or a Scaffold holding one), the hook fetches those TF1
 summary tensors on its steps and writes the serialized protos, labelled with
 the global step after the step, as tf.estimator 2.15 did. Without one (the
-Estimator's own hook, or a Scaffold whose `summary_op` is unset, which 2.15's
-session finalized to `merge_all()`), it asks for all of the model_fn's
-summaries by fetching `summaries.summary_fetch(output_dir)`; the step
+Estimator's own hook, or an EstimatorSpec's Scaffold whose `summary_op` is
+unset, which 2.15's session finalized to `merge_all()`), it asks for all of
+the model_fn's summaries by fetching `summaries.summary_fetch(output_dir)`; the step
 computing that fetch records what model_fn writes (see `engine/summaries.py`).
 """
 
@@ -42,7 +42,9 @@ class SummarySaverHook(SessionRunHook):
         summary_writer: a `tf.compat.v1.summary.FileWriter` (anything with
             `add_summary(summary, step)`) or a `tf.summary` writer.
         scaffold: a Scaffold whose `summary_op` is saved; unset, the
-            model_fn's summaries are (what 2.15's finalized `merge_all()` held).
+            model_fn's summaries are when it is the EstimatorSpec's Scaffold
+            (what 2.15's finalized `merge_all()` held), and none are for
+            another Scaffold (which 2.15 never finalized).
         summary_op: a string tensor of serialized `Summary` protos
             (`tf.compat.v1.summary.scalar`, `merge_all`, ...) or a list of them.
             Neither `scaffold` nor `summary_op`: the model_fn's summaries.
@@ -83,10 +85,17 @@ class SummarySaverHook(SessionRunHook):
         self._event_file: summaries.EventFile | None = None
 
     def _ops(self) -> list[Any] | None:
-        """The summary tensors to fetch, or None for the model_fn's summaries."""
+        """The summary tensors to fetch, or None for the model_fn's summaries.
+
+        Empty for a `tf.compat.v1.train.Scaffold` with no `summary_op` that
+        no EstimatorSpec returned: 2.15 never finalized it, so the hook
+        saved nothing.
+        """
         op = self._summary_op
         if op is None and self._scaffold is not None:
             op = getattr(self._scaffold, "summary_op", None)
+            if op is None and _unfinalized(self._scaffold):
+                return []
         if op is None:
             return None
         return list(op) if isinstance(op, (list, tuple)) else [op]
@@ -147,7 +156,7 @@ class SummarySaverHook(SessionRunHook):
         ops = self._ops()
         if ops is None:
             return SessionRunArgs(summaries.summary_fetch(self._model_fn_dir()))
-        return SessionRunArgs(ops)
+        return SessionRunArgs(ops) if ops else None
 
     def after_run(
         self, run_context: SessionRunContext, run_values: SessionRunValues
@@ -184,3 +193,10 @@ class SummarySaverHook(SessionRunHook):
         if self._event_file is not None:
             self._event_file.release()
             self._event_file = None
+
+
+def _unfinalized(scaffold: Any) -> bool:
+    """A TF1 Scaffold that no EstimatorSpec returned (see `summaries.is_session_scaffold`)."""
+    return isinstance(scaffold, tf.compat.v1.train.Scaffold) and not (
+        summaries.is_session_scaffold(scaffold)
+    )

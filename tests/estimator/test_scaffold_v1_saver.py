@@ -200,3 +200,36 @@ def test_an_evaluation_saver_reading_moving_averages_gives_2_15s_loss(tmp_path):
     average = est.get_variable_value("w/ExponentialMovingAverage")[0, 0]
     assert average == pytest.approx(1.5026832, rel=1e-6)
     assert est.evaluate(_input_fn, steps=2)["loss"] == pytest.approx(1.50278, rel=1e-5)
+
+
+def test_a_hook_saves_with_a_saver_the_model_fn_made_as_in_2_15(tmp_path):
+    # A "save the best model" hook: the model_fn makes a Saver of some
+    # variables and a hook saves with it. 2.15, 3 steps: best-7 holds only
+    # w, 2.0198317.
+    saved = []
+
+    class SaveAtEnd(keras_estimator.SessionRunHook):
+        def __init__(self, saver):
+            self.saver = saver
+
+        def end(self, session):
+            path = str(tmp_path / "best" / "best")
+            saved.append(self.saver.save(session, path, global_step=7))
+
+    def model_fn(features, labels, mode):
+        w = v1.get_variable("w", [1, 1], initializer=v1.zeros_initializer())
+        loss = v1.losses.mean_squared_error(labels, tf.matmul(features["x"], w))
+        train_op = v1.train.GradientDescentOptimizer(0.5).minimize(
+            loss, global_step=v1.train.get_global_step()
+        )
+        saver = v1.train.Saver([w], max_to_keep=1)
+        return keras_estimator.EstimatorSpec(
+            mode, loss=loss, train_op=train_op, training_hooks=[SaveAtEnd(saver)]
+        )
+
+    est = keras_estimator.Estimator(model_fn, str(tmp_path / "model"))
+    est.train(_input_fn, steps=3)
+    assert [os.path.basename(path) for path in saved] == ["best-7"]
+    reader = tf.train.load_checkpoint(saved[0])
+    assert sorted(reader.get_variable_to_shape_map()) == ["w"]
+    assert reader.get_tensor("w")[0, 0] == pytest.approx(2.0198317, rel=1e-6)

@@ -233,3 +233,21 @@ def test_a_hook_saves_with_a_saver_the_model_fn_made_as_in_2_15(tmp_path):
     reader = tf.train.load_checkpoint(saved[0])
     assert sorted(reader.get_variable_to_shape_map()) == ["w"]
     assert reader.get_tensor("w")[0, 0] == pytest.approx(2.0198317, rel=1e-6)
+
+
+def test_under_a_mirrored_strategy_the_saver_s_keys_give_2_15s_figures(tmp_path):
+    # 2.15 under MirroredStrategy on two logical CPUs (ReductionToOneDevice).
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    est = keras_estimator.Estimator(
+        _model_fn(),
+        str(tmp_path),
+        config=keras_estimator.RunConfig(save_checkpoints_steps=2, train_distribute=strategy),
+    )
+    est.train(_input_fn, steps=7)
+    assert _checkpoint_steps(tmp_path) == [6, 7]
+    assert est.evaluate(_input_fn, steps=2)["loss"] == pytest.approx(0.056563348, rel=1e-5)
+    est.train(_input_fn, steps=3)
+    assert est.get_variable_value("w")[0, 0] == pytest.approx(1.3801882, rel=1e-5)
+    assert est.evaluate(_input_fn, steps=2)["loss"] == pytest.approx(0.036735184, rel=1e-5)
+    predicted = [float(p["p"][0]) for p in est.predict(_predict_input_fn)]
+    np.testing.assert_allclose(predicted, [1.290969, 1.4573236, 1.623678], rtol=1e-5)

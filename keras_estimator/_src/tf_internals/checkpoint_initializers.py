@@ -24,19 +24,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import tensorflow as tf
 
-TOUCHES = ("tensorflow.python.training.checkpoint_utils:_set_checkpoint_initializer",)
+from keras_estimator._src.tf_internals import GraphScopedReplacement
 
-# A graph holding a dict in this collection records into it.
-_RECORDING = "keras_estimator_checkpoint_initializers"
-_patch_lock = threading.Lock()
-_patch_users = 0
-_original: Any = None
+TOUCHES = ("tensorflow.python.training.checkpoint_utils:_set_checkpoint_initializer",)
 
 
 class CheckpointInitializer(NamedTuple):
@@ -51,41 +46,33 @@ def _module() -> Any:
     return importlib.import_module("tensorflow.python.training.checkpoint_utils")
 
 
-def _acquire() -> None:
-    global _patch_users, _original
-    with _patch_lock:
-        if _patch_users == 0:
-            module = _module()
-            original = module._set_checkpoint_initializer
+def _recording_in_marked_graphs(original: Any, marks: Callable[[], list[Any]]) -> Any:
+    def set_checkpoint_initializer(
+        variable: Any,
+        ckpt_file: str,
+        tensor_name: str,
+        slice_spec: str,
+        name: str = "checkpoint_initializer",
+    ) -> Any:
+        records = marks()
+        if not records:
+            return original(variable, ckpt_file, tensor_name, slice_spec, name)
+        _check_shape(variable, ckpt_file, tensor_name, slice_spec)
+        records[-1][variable.name.split(":")[0]] = CheckpointInitializer(
+            ckpt_file, tensor_name, slice_spec
+        )
+        return None
 
-            def set_checkpoint_initializer(
-                variable: Any,
-                ckpt_file: str,
-                tensor_name: str,
-                slice_spec: str,
-                name: str = "checkpoint_initializer",
-            ) -> Any:
-                records = tf.compat.v1.get_default_graph().get_collection(_RECORDING)
-                if not records:
-                    return original(variable, ckpt_file, tensor_name, slice_spec, name)
-                _check_shape(variable, ckpt_file, tensor_name, slice_spec)
-                records[-1][variable.name.split(":")[0]] = CheckpointInitializer(
-                    ckpt_file, tensor_name, slice_spec
-                )
-                return None
-
-            _original = original
-            module._set_checkpoint_initializer = set_checkpoint_initializer
-        _patch_users += 1
+    return set_checkpoint_initializer
 
 
-def _release() -> None:
-    global _patch_users, _original
-    with _patch_lock:
-        _patch_users -= 1
-        if _patch_users == 0:
-            _module()._set_checkpoint_initializer = _original
-            _original = None
+# A graph holding a dict in this collection records into it.
+_REPLACEMENT = GraphScopedReplacement(
+    _module,
+    "_set_checkpoint_initializer",
+    _recording_in_marked_graphs,
+    "keras_estimator_checkpoint_initializers",
+)
 
 
 def _check_shape(variable: Any, ckpt_file: str, tensor_name: str, slice_spec: str) -> None:
@@ -107,26 +94,13 @@ def _check_shape(variable: Any, ckpt_file: str, tensor_name: str, slice_spec: st
         )
 
 
-@contextlib.contextmanager
-def recording(into: dict[str, CheckpointInitializer]) -> Iterator[None]:
+def recording(into: dict[str, CheckpointInitializer]) -> contextlib.AbstractContextManager[None]:
     """Records, into `into`, what `init_from_checkpoint` calls ask meanwhile.
 
     Only in the enclosed graph (and the replica threads that trace into
     it); eagerly nothing changes.
     """
-    if tf.executing_eagerly():
-        yield
-        return
-    graph = tf.compat.v1.get_default_graph()
-    _acquire()
-    graph.add_to_collection(_RECORDING, into)
-    try:
-        yield
-    finally:
-        records = graph.get_collection_ref(_RECORDING)
-        if any(record is into for record in records):
-            records[:] = [record for record in records if record is not into]
-        _release()
+    return _REPLACEMENT.scope(into)
 
 
 def restore_recorded(

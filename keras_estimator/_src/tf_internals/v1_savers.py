@@ -28,11 +28,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
-import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import tensorflow as tf
+
+from keras_estimator._src.tf_internals import GraphScopedReplacement
 
 TOUCHES = (
     "tensorflow.python.training.saver:Saver.build",
@@ -41,12 +42,6 @@ TOUCHES = (
     "tensorflow.python.training.saver:Saver()._max_to_keep",
     "tensorflow.python.training.saver:Saver()._keep_checkpoint_every_n_hours",
 )
-
-# A graph holding an entry in this collection builds no Saver ops.
-_RECORDING = "keras_estimator_v1_savers"
-_patch_lock = threading.Lock()
-_patch_users = 0
-_original: Any = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,58 +73,31 @@ def _variables_module() -> Any:
     return importlib.import_module("tensorflow.python.ops.variables")
 
 
-def _acquire() -> None:
-    global _patch_users, _original
-    with _patch_lock:
-        if _patch_users == 0:
-            saver_class = _saver_class()
-            original = saver_class.build
+def _unbuilt_in_marked_graphs(original: Any, marks: Callable[[], list[Any]]) -> Any:
+    def build(self: Any) -> Any:
+        if not marks():
+            return original(self)
+        if self._var_list is None:
+            # What the Saver would have saved: the graph's variables (here
+            # the Estimator's own, which a later eager `restore()` assigns).
+            self._var_list = _variables_module()._all_saveable_objects() or None
+        return None
 
-            def build(self: Any) -> Any:
-                graph = tf.compat.v1.get_default_graph()
-                if not graph.get_collection(_RECORDING):
-                    return original(self)
-                if self._var_list is None:
-                    # What the Saver would have saved: the graph's
-                    # variables (here the Estimator's own, which a later
-                    # eager `restore()` assigns).
-                    self._var_list = _variables_module()._all_saveable_objects() or None
-                return None
-
-            _original = original
-            saver_class.build = build
-        _patch_users += 1
+    return build
 
 
-def _release() -> None:
-    global _patch_users, _original
-    with _patch_lock:
-        _patch_users -= 1
-        if _patch_users == 0:
-            _saver_class().build = _original
-            _original = None
+_REPLACEMENT = GraphScopedReplacement(
+    _saver_class, "build", _unbuilt_in_marked_graphs, "keras_estimator_v1_savers"
+)
 
 
-@contextlib.contextmanager
-def recording() -> Iterator[None]:
+def recording() -> contextlib.AbstractContextManager[None]:
     """Within: a Saver made in the current graph builds no ops.
 
     Only in the enclosed graph (and the replica threads that trace into it);
     eagerly nothing changes.
     """
-    if tf.executing_eagerly():
-        yield
-        return
-    graph = tf.compat.v1.get_default_graph()
-    marker = object()
-    _acquire()
-    graph.add_to_collection(_RECORDING, marker)
-    try:
-        yield
-    finally:
-        entries = graph.get_collection_ref(_RECORDING)
-        entries[:] = [entry for entry in entries if entry is not marker]
-        _release()
+    return _REPLACEMENT.scope()
 
 
 def is_v1_saver(saver: Any) -> bool:

@@ -251,3 +251,20 @@ def test_under_a_mirrored_strategy_the_saver_s_keys_give_2_15s_figures(tmp_path)
     assert est.evaluate(_input_fn, steps=2)["loss"] == pytest.approx(0.036735184, rel=1e-5)
     predicted = [float(p["p"][0]) for p in est.predict(_predict_input_fn)]
     np.testing.assert_allclose(predicted, [1.290969, 1.4573236, 1.623678], rtol=1e-5)
+
+
+def test_train_and_evaluate_s_own_saves_keep_the_training_saver_s_max_to_keep(tmp_path):
+    # With no RunConfig saves, the evaluation every 2 steps saves the step it
+    # evaluates; RunConfig's keep_checkpoint_max (5) would keep 2, 4, 6.
+    est = keras_estimator.Estimator(
+        _model_fn(),
+        str(tmp_path),
+        config=keras_estimator.RunConfig(save_checkpoints_steps=None, save_checkpoints_secs=None),
+    )
+    keras_estimator.train_and_evaluate(
+        est,
+        keras_estimator.TrainSpec(_input_fn, max_steps=6),
+        keras_estimator.EvalSpec(_input_fn, steps=1, throttle_secs=0),
+        eval_every_n_steps=2,
+    )
+    assert _checkpoint_steps(tmp_path) == [4, 6]

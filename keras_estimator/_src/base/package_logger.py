@@ -33,7 +33,9 @@ neither TensorFlow nor Keras (`tf.get_logger()` returns this same
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 
 PACKAGE_LOGGER_NAME = "keras_estimator"
 TENSORFLOW_LOGGER_NAME = "tensorflow"
@@ -64,3 +66,25 @@ def route_into_tensorflow_logger() -> logging.Logger:
     if not any(type(f).__name__ == _NamedAsTensorFlow.__name__ for f in package.filters):
         package.addFilter(_NamedAsTensorFlow())
     return package
+
+
+@contextlib.contextmanager
+def root_logger_left_unconfigured() -> Iterator[None]:
+    """Takes back the handler a TensorFlow save gives an unconfigured root logger.
+
+    `tf.saved_model.save` and `tf.train.Checkpoint.write` log through absl
+    ("Sharding callback duration"), which, while Python's root logger has
+    no handler, calls `logging.basicConfig()`. From then on every line
+    TensorFlow's logger prints, and the package's, was printed twice (once
+    by TensorFlow's handler, once by the root's). tf.estimator 2.15's
+    export added no handler. A root logger that had handlers is left as it
+    is (basicConfig adds none then).
+    """
+    root = logging.getLogger()
+    configured = bool(root.handlers)
+    try:
+        yield
+    finally:
+        if not configured:
+            for handler in list(root.handlers):
+                root.removeHandler(handler)

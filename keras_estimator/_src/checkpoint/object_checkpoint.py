@@ -34,6 +34,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from keras_estimator._src.base import package_logger
 from keras_estimator._src.engine.variable_store import CheckpointVariables
 from keras_estimator._src.tf_internals import object_graph
 
@@ -48,7 +49,8 @@ _warned: weakref.WeakSet[Any] = weakref.WeakSet()
 def write(variables: CheckpointVariables, prefix: str) -> None:
     """Writes `variables.checkpoint` at `prefix` (`.index` and `.data-*`)."""
     _warn_untracked(variables)
-    variables.checkpoint.write(prefix)
+    with package_logger.root_logger_left_unconfigured():
+        variables.checkpoint.write(prefix)
 
 
 def stored_names(reader: Any, keys: Mapping[str, Any]) -> dict[str, str]:

@@ -35,6 +35,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from keras_estimator._src.base import package_logger
 from keras_estimator._src.base.export_outputs import (
     describe,
     export_outputs_for_predict,
@@ -165,7 +166,8 @@ def _checkpoint_values_in(
 def _write(
     serving: ServingModel, directory: str, extra: dict[str, str], as_text: bool
 ) -> None:
-    tf.saved_model.save(serving.module, directory, signatures=serving.functions)
+    with package_logger.root_logger_left_unconfigured():
+        tf.saved_model.save(serving.module, directory, signatures=serving.functions)
     _export_files.finish_saved_model(directory, serving.method_names, as_text)
     _export_files.copy_assets_extra(directory, extra)
 

@@ -49,12 +49,35 @@ def _unconfigured_root(monkeypatch):
     return root
 
 
+class _RootHandlersSeen(logging.Handler):
+    """Notes, for each of TensorFlow's log records, the root logger's printing handlers."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def emit(self, record):
+        printing = [h for h in logging.getLogger().handlers if isinstance(h, logging.StreamHandler)]
+        self.seen.append((record.getMessage(), printing))
+
+
 def test_an_export_adds_no_root_handler(tmp_path, monkeypatch):
     unconfigured_root = _unconfigured_root(monkeypatch)
     est = ke.Estimator(_model_fn, str(tmp_path / "model"))
     est.train(_input_fn, steps=2)
-    est.export_saved_model(str(tmp_path / "export"), _serving_input_receiver_fn)
+    tf_logger = tf.get_logger()
+    seen = _RootHandlersSeen()
+    monkeypatch.setattr(tf_logger, "level", logging.INFO)
+    tf_logger.addHandler(seen)
+    try:
+        est.export_saved_model(str(tmp_path / "export"), _serving_input_receiver_fn)
+    finally:
+        tf_logger.removeHandler(seen)
     assert unconfigured_root.handlers == []
+    # Not even while TensorFlow writes ("Assets written to: ..."): each of
+    # its lines was printed by its own handler alone.
+    assert any(message.startswith("Assets written to") for message, _ in seen.seen)
+    assert [message for message, printing in seen.seen if printing] == []
 
 
 def test_object_based_checkpoints_add_no_root_handler(tmp_path, monkeypatch):

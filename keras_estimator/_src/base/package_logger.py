@@ -70,21 +70,27 @@ def route_into_tensorflow_logger() -> logging.Logger:
 
 @contextlib.contextmanager
 def root_logger_left_unconfigured() -> Iterator[None]:
-    """Takes back the handler a TensorFlow save gives an unconfigured root logger.
+    """Keeps a TensorFlow save from giving an unconfigured root logger a handler.
 
     `tf.saved_model.save` and `tf.train.Checkpoint.write` log through absl
     ("Sharding callback duration"), which, while Python's root logger has
     no handler, calls `logging.basicConfig()`. From then on every line
     TensorFlow's logger prints, and the package's, was printed twice (once
     by TensorFlow's handler, once by the root's). tf.estimator 2.15's
-    export added no handler. A root logger that had handlers is left as it
-    is (basicConfig adds none then).
+    export added no handler. Within, an unconfigured root logger holds a
+    `NullHandler`, so `basicConfig` adds nothing (a record of a logger
+    without handlers is dropped meanwhile, where Python would print a
+    warning of it to stderr); afterwards it has no handler again. A root
+    logger that had handlers is left as it is.
     """
     root = logging.getLogger()
-    configured = bool(root.handlers)
+    if root.handlers:
+        yield
+        return
+    placeholder = logging.NullHandler()
+    root.addHandler(placeholder)
     try:
         yield
     finally:
-        if not configured:
-            for handler in list(root.handlers):
-                root.removeHandler(handler)
+        for handler in list(root.handlers):
+            root.removeHandler(handler)

@@ -27,11 +27,13 @@ import pytest
 import tensorflow as tf
 
 import keras_estimator
+from tests.estimator._one_unit_dense import A as _A
+from tests.estimator._one_unit_dense import input_fn as _input_fn
+from tests.estimator._one_unit_dense import model_fn_from as _model_fn_from
+from tests.estimator._one_unit_dense import train_checkpoint_a
+from tests.estimator._one_unit_dense import weights as _weights
 
 v1 = tf.compat.v1
-
-_X = np.linspace(-1, 1, 32).reshape(-1, 1).astype(np.float32)
-_Y = (3 * _X + 1).astype(np.float32)
 
 # tf.estimator 2.15, init_from_checkpoint from A (and, identically, its
 # warm_start_from): kernel and bias after 10 and 20 steps, and the loss
@@ -39,51 +41,11 @@ _Y = (3 * _X + 1).astype(np.float32)
 _AFTER_10 = (1.9660524, 0.83358556)
 _AFTER_20 = (2.5298102, 0.9347221)
 _LOSS_AFTER_20 = 0.082708396
-_A = (0.7721856, 0.3925815)
-
-
-def _input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": _X}, _Y)).batch(8).repeat()
-
-
-def _model_fn_from(init_checkpoint=None, saver=False):
-    def model_fn(features, labels, mode):
-        out = keras_estimator.compat.layers.dense(
-            features["x"],
-            1,
-            name="out",
-            kernel_initializer=v1.constant_initializer(0.5),
-            bias_initializer=v1.constant_initializer(0.25),
-        )
-        if init_checkpoint is not None:
-            v1.train.init_from_checkpoint(init_checkpoint, {"out/": "out/"})
-        if saver:
-            v1.train.Saver()
-        if mode == keras_estimator.ModeKeys.PREDICT:
-            return keras_estimator.EstimatorSpec(mode, predictions=out)
-        loss = v1.losses.mean_squared_error(labels, out)
-        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
-            loss, v1.train.get_global_step()
-        )
-        return keras_estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, predictions=out)
-
-    return model_fn
-
-
-def _weights(est):
-    return (
-        float(est.get_variable_value("out/kernel").ravel()[0]),
-        float(est.get_variable_value("out/bias").ravel()[0]),
-    )
 
 
 @pytest.fixture(scope="module")
 def checkpoint_a(tmp_path_factory):
-    model_dir = str(tmp_path_factory.mktemp("a"))
-    est = keras_estimator.Estimator(_model_fn_from(), model_dir)
-    est.train(_input_fn, steps=3)
-    np.testing.assert_allclose(_weights(est), _A, rtol=1e-6)
-    return model_dir
+    return train_checkpoint_a(str(tmp_path_factory.mktemp("a")))
 
 
 def test_init_from_checkpoint_starts_training_from_it_once(checkpoint_a, tmp_path):

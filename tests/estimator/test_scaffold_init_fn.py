@@ -5,9 +5,10 @@ checkpoint in model_dir, after the initializers ran; fine-tuning programs
 restore a pretrained checkpoint there with a `tf.compat.v1.train.Saver`
 made in the model_fn. The expected figures are tf.estimator 2.15's
 (tensorflow-cpu 2.15.1, tensorflow-estimator 2.15.0), run on this module's
-program: a one-unit dense layer starting at kernel 0.5, bias 0.25, trained
-3 steps of gradient descent (0.1) on y = 3x + 1 into checkpoint A; a second
-Estimator whose init_fn restores only the kernel from A.
+program (`_one_unit_dense.py`): a one-unit dense layer starting at kernel
+0.5, bias 0.25, trained 3 steps of gradient descent (0.1) on y = 3x + 1 into
+checkpoint A; a second Estimator whose init_fn restores only the kernel
+from A.
 """
 
 from __future__ import annotations
@@ -17,69 +18,28 @@ import pytest
 import tensorflow as tf
 
 import keras_estimator
+from tests.estimator._one_unit_dense import input_fn as _input_fn
+from tests.estimator._one_unit_dense import model_fn_from, train_checkpoint_a
+from tests.estimator._one_unit_dense import weights as _weights
 
 v1 = tf.compat.v1
 
-_X = np.linspace(-1, 1, 32).reshape(-1, 1).astype(np.float32)
-_Y = (3 * _X + 1).astype(np.float32)
-
-# 2.15: A's kernel and bias; the prediction for x = 1 on a fresh model_dir
-# (A's kernel, the initial bias); kernel and bias after 10 and 20 steps from
-# there, and the loss evaluate() gives on 4 batches after 20.
-_A = (0.7721856, 0.3925815)
+# 2.15: the prediction for x = 1 on a fresh model_dir (A's kernel, the
+# initial bias); kernel and bias after 10 and 20 steps from there, and the
+# loss evaluate() gives on 4 batches after 20.
 _PREDICTED_FRESH = 1.0221856
 _AFTER_10 = (1.9541095, 0.8188249)
 _AFTER_20 = (2.5233037, 0.932639)
 _LOSS_AFTER_20 = 0.085170805
 
 
-def _input_fn():
-    return tf.data.Dataset.from_tensor_slices(({"x": _X}, _Y)).batch(8).repeat()
-
-
 def _one_example():
     return tf.data.Dataset.from_tensors({"x": [[1.0]]})
 
 
-def _model_fn(init_fn_of=None):
-    def model_fn(features, labels, mode):
-        out = keras_estimator.compat.layers.dense(
-            features["x"],
-            1,
-            name="out",
-            kernel_initializer=v1.constant_initializer(0.5),
-            bias_initializer=v1.constant_initializer(0.25),
-        )
-        scaffold = None
-        if init_fn_of is not None:
-            scaffold = v1.train.Scaffold(init_fn=init_fn_of(mode))
-        if mode == keras_estimator.ModeKeys.PREDICT:
-            return keras_estimator.EstimatorSpec(mode, predictions=out, scaffold=scaffold)
-        loss = v1.losses.mean_squared_error(labels, out)
-        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
-            loss, v1.train.get_global_step()
-        )
-        return keras_estimator.EstimatorSpec(
-            mode, loss=loss, train_op=train_op, scaffold=scaffold
-        )
-
-    return model_fn
-
-
-def _weights(est):
-    return (
-        float(est.get_variable_value("out/kernel").ravel()[0]),
-        float(est.get_variable_value("out/bias").ravel()[0]),
-    )
-
-
 @pytest.fixture(scope="module")
 def checkpoint_a(tmp_path_factory):
-    model_dir = str(tmp_path_factory.mktemp("a"))
-    est = keras_estimator.Estimator(_model_fn(), model_dir)
-    est.train(_input_fn, steps=3)
-    np.testing.assert_allclose(_weights(est), _A, rtol=1e-6)
-    return model_dir
+    return train_checkpoint_a(str(tmp_path_factory.mktemp("a")))
 
 
 def _restoring_the_kernel_from(checkpoint_dir, calls, as_dict):
@@ -103,7 +63,7 @@ def test_init_fn_restoring_a_pretrained_kernel_gives_2_15s_training(
 ):
     calls = []
     est = keras_estimator.Estimator(
-        _model_fn(_restoring_the_kernel_from(checkpoint_a, calls, as_dict)), str(tmp_path)
+        model_fn_from(init_fn_of=_restoring_the_kernel_from(checkpoint_a, calls, as_dict)), str(tmp_path)
     )
     prediction = next(est.predict(_one_example))
     assert float(np.ravel(prediction)[0]) == pytest.approx(_PREDICTED_FRESH, rel=1e-6)
@@ -123,7 +83,7 @@ def test_init_fn_is_called_once_by_train_as_in_2_15s_own_test(tmp_path):
     def init_fn_of(mode):
         return lambda scaffold, session: calls.append((mode, scaffold is not None))
 
-    est = keras_estimator.Estimator(_model_fn(init_fn_of), str(tmp_path))
+    est = keras_estimator.Estimator(model_fn_from(init_fn_of=init_fn_of), str(tmp_path))
     est.train(_input_fn, steps=1)
     assert calls == [(keras_estimator.ModeKeys.TRAIN, True)]
 
@@ -139,7 +99,7 @@ def test_init_fn_session_returns_eager_values_and_assignments_hold(tmp_path):
 
         return init_fn
 
-    est = keras_estimator.Estimator(_model_fn(init_fn_of), str(tmp_path))
+    est = keras_estimator.Estimator(model_fn_from(init_fn_of=init_fn_of), str(tmp_path))
     prediction = next(est.predict(_one_example))
     assert float(np.ravel(prediction)[0]) == pytest.approx(0.5 + 2.0)
     np.testing.assert_allclose(seen[0][0], [2.0])
@@ -151,7 +111,7 @@ def test_init_fn_running_a_model_fn_op_or_a_feed_is_an_error_naming_the_fix(tmp_
         built = tf.constant(1.0, name="built_in_model_fn")
         return lambda scaffold, session: session.run(built)
 
-    est = keras_estimator.Estimator(_model_fn(run_op), str(tmp_path / "op"))
+    est = keras_estimator.Estimator(model_fn_from(init_fn_of=run_op), str(tmp_path / "op"))
     with pytest.raises(ValueError, match="graph op the model_fn built") as raised:
         est.train(_input_fn, steps=1)
     assert "saver.restore(session, path)" in str(raised.value)
@@ -159,7 +119,7 @@ def test_init_fn_running_a_model_fn_op_or_a_feed_is_an_error_naming_the_fix(tmp_
     def feed(mode):
         return lambda scaffold, session: session.run([], feed_dict={"x:0": 1.0})
 
-    est = keras_estimator.Estimator(_model_fn(feed), str(tmp_path / "feed"))
+    est = keras_estimator.Estimator(model_fn_from(init_fn_of=feed), str(tmp_path / "feed"))
     with pytest.raises(ValueError, match=r"feed_dict=\{'x:0': 1.0\}"):
         est.train(_input_fn, steps=1)
 
@@ -169,7 +129,7 @@ def test_init_fn_under_a_mirrored_strategy_gives_2_15s_training(checkpoint_a, tm
     calls = []
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     est = keras_estimator.Estimator(
-        _model_fn(_restoring_the_kernel_from(checkpoint_a, calls, as_dict=False)),
+        model_fn_from(init_fn_of=_restoring_the_kernel_from(checkpoint_a, calls, as_dict=False)),
         str(tmp_path),
         config=keras_estimator.RunConfig(train_distribute=strategy),
     )

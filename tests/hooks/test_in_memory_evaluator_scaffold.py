@@ -74,21 +74,14 @@ def test_an_init_op_of_variable_initializers_fails_with_an_error_naming_it(
     assert isinstance(raised.value.__cause__, TypeError)
 
 
-def test_a_scaffold_init_fn_is_2_15s_value_error_before_the_first_step(tmp_path):
-    # An Estimator runs the init_fn (docs/differences.md); 2.15's hook
-    # refused it when train() began, before any step.
-    est = ke.Estimator(_make_model_fn("init_fn"), model_dir=str(tmp_path))
+@pytest.mark.parametrize("field", ["saver", "init_fn"])
+def test_a_scaffold_saver_or_init_fn_is_2_15s_value_error_before_the_first_step(
+    tmp_path, field
+):
+    # An Estimator takes the Saver and runs the init_fn (docs/differences.md);
+    # 2.15's hook refused them when train() began, before any step.
+    est = ke.Estimator(_make_model_fn(field), model_dir=str(tmp_path))
     hook = InMemoryEvaluatorHook(est, _input_fn, every_n_iter=2)
-    with pytest.raises(ValueError, match="^InMemoryEvaluator does not support custom init_fn"):
-        est.train(lambda: _input_fn().repeat(), steps=3, hooks=[hook])
-    assert est.latest_checkpoint() is None or est.get_variable_value("global_step") == 0
-
-
-def test_a_scaffold_saver_is_2_15s_value_error_before_the_first_step(tmp_path):
-    # An Estimator takes the Saver (docs/differences.md); 2.15's hook refused
-    # it when train() began, before any step.
-    est = ke.Estimator(_make_model_fn("saver"), model_dir=str(tmp_path))
-    hook = InMemoryEvaluatorHook(est, _input_fn, every_n_iter=2)
-    with pytest.raises(ValueError, match="^InMemoryEvaluator does not support custom saver"):
+    with pytest.raises(ValueError, match=f"^InMemoryEvaluator does not support custom {field}"):
         est.train(lambda: _input_fn().repeat(), steps=3, hooks=[hook])
     assert est.latest_checkpoint() is None or est.get_variable_value("global_step") == 0

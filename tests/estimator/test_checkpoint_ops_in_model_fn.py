@@ -116,24 +116,46 @@ def test_a_saver_built_in_a_training_model_fn_runs_as_in_2_15(checkpoint_a, tmp_
     np.testing.assert_allclose(_weights(est), _AFTER_10, rtol=1e-5)
 
 
-def test_a_checkpoint_restore_built_in_a_training_model_fn_is_refused_with_the_fix(
-    checkpoint_a, tmp_path
-):
+def _restoring_model_fn(checkpoint, forced_summary=False):
+    """The program's model_fn, also building a restore of A's kernel it never fetches."""
+
     def model_fn(features, labels, mode):
-        out = keras_estimator.compat.layers.dense(features["x"], 1, name="out")
+        spec = _model_fn_from()(features, labels, mode)
         tf.raw_ops.RestoreV2(
-            prefix=tf.train.latest_checkpoint(checkpoint_a),
+            prefix=tf.train.latest_checkpoint(checkpoint),
             tensor_names=["out/kernel"],
             shape_and_slices=[""],
             dtypes=[tf.float32],
         )
-        loss = tf.reduce_mean(out)
-        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
-            loss, v1.train.get_global_step()
-        )
-        return keras_estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+        if forced_summary and mode == keras_estimator.ModeKeys.TRAIN:
+            # A write inside control flow under a record_if of its own: each
+            # compiled function traces the step, which then runs every
+            # stateful op the model_fn built.
+            with tf.summary.record_if(True):
+                tf.cond(
+                    spec.loss > 0,
+                    lambda: tf.summary.scalar("positive_loss", spec.loss),
+                    lambda: tf.constant(False),
+                )
+        return spec
 
-    est = keras_estimator.Estimator(model_fn, str(tmp_path))
+    return model_fn
+
+
+def test_a_checkpoint_read_built_in_a_training_model_fn_and_not_fetched_never_runs(
+    checkpoint_a, tmp_path
+):
+    # As in 2.15: the session never ran it, and 3 steps from the initial
+    # values give A.
+    est = keras_estimator.Estimator(_restoring_model_fn(checkpoint_a), str(tmp_path))
+    est.train(_input_fn, steps=3)
+    np.testing.assert_allclose(_weights(est), _A, rtol=1e-6)
+
+
+def test_where_every_op_runs_a_checkpoint_read_is_refused_with_the_fix(checkpoint_a, tmp_path):
+    est = keras_estimator.Estimator(
+        _restoring_model_fn(checkpoint_a, forced_summary=True), str(tmp_path)
+    )
     with pytest.raises(ValueError, match="reads a checkpoint") as raised:
         est.train(_input_fn, steps=2)
     assert "warm_start_from" in str(raised.value)

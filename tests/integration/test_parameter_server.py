@@ -219,6 +219,8 @@ def test_cluster_trains_checkpoints_and_restores_into_a_plain_estimator(tmp_path
         assert f"Serving as {task[0]} {task[1]}" in cluster.log(*task)
     assert _checkpoint_steps(model_dir) == [0, 100, 200, 300]
     assert _summary_steps(model_dir, "loss") == [1, 101, 201]
+    # An op the model_fn built and nothing fetched never ran, as in 2.15.
+    assert tf.train.load_variable(model_dir, "unfetched_count") == 0.0
     # The chief's model_fn calls (docs/differences.md): the first
     # evaluate(), train() and predict() once each, the step's one trace,
     # which the chief's evaluation and prediction run and the workers run

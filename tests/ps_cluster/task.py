@@ -61,7 +61,25 @@ def nan_at_40_model_fn(features, labels, mode, params):
     return spec._replace(loss=spec.loss + nan)
 
 
-MODEL_FNS = {"v1": mlp_model_fn, "keras": keras_optimizer_model_fn, "nan_at_40": nan_at_40_model_fn}
+def counting_model_fn(features, labels, mode, params):
+    """The MLP, with an `assign_add` built in TRAIN mode that nothing fetches.
+
+    A TF1 session never ran it (tf.estimator 2.15 left the count at 0).
+    """
+    spec = mlp_model_fn(features, labels, mode, params)
+    count = tf.compat.v1.get_variable(
+        "unfetched_count", [], initializer=tf.zeros_initializer(), trainable=False
+    )
+    if mode == ke.ModeKeys.TRAIN:
+        tf.compat.v1.assign_add(count, 1.0)
+    return spec
+
+
+MODEL_FNS = {
+    "v1": counting_model_fn,
+    "keras": keras_optimizer_model_fn,
+    "nan_at_40": nan_at_40_model_fn,
+}
 
 
 INPUT_CONTEXTS = []

@@ -23,7 +23,7 @@ import tensorflow as tf
 from keras_estimator._src.base.estimator_spec import EstimatorSpec, check_runs_in
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.engine import fetches as _fetches
-from keras_estimator._src.engine import keras2_idioms, summaries
+from keras_estimator._src.engine import keras2_idioms, summaries, unfetched_ops
 from keras_estimator._src.engine.variable_store import (
     VariableStore,
     is_object_checkpoint,
@@ -158,6 +158,8 @@ class ModelFnTrace:
                 _raise_for_an_initializer_op(err)
                 raise
             if mode == ModeKeys.TRAIN and isinstance(spec, EstimatorSpec):
+                if self.shared is not None and not tf.executing_eagerly():
+                    self.shared.windows.add(graph, first_op, spec)
                 summaries.collect_loss(spec.loss)
                 if not tf.executing_eagerly():
                     _fetches.note_reads_before_updates(graph, first_op)
@@ -178,7 +180,8 @@ class ModelFnTrace:
         else:
             is_chief = getattr(self.config, "is_chief", True)
             _share_hook_state(self.spec_hooks.get(mode, ()), _spec_hooks(spec, mode, is_chief))
-        if mode == ModeKeys.TRAIN and not tf.executing_eagerly():
+        if mode == ModeKeys.TRAIN and not tf.executing_eagerly() and self.shared is None:
+            # A shared step leaves them out unless fetched (`unfetched_ops`).
             _refuse_checkpoint_io(graph, first_op)
         if (not self.building or self.store.create_at_once) and mode == ModeKeys.TRAIN:
             # The building trace's Checkpoint holds stand-ins; a step's holds
@@ -337,11 +340,14 @@ class SharedTrace:
         read_before: variable name -> its read from before the step (what a
             hook fetching the global step gets).
         spec: the EstimatorSpec the model_fn returned.
+        windows: where the model_fn's TRAIN calls put their ops, and what
+            their specs make run (`unfetched_ops`).
     """
 
     def __init__(self) -> None:
         self.read_before: dict[str, tf.Tensor] = {}
         self.spec: EstimatorSpec | None = None
+        self.windows = unfetched_ops.Windows()
 
 
 _SCAFFOLD_FIELDS = (
@@ -462,12 +468,12 @@ _CHECKPOINT_WRITES = frozenset({"SaveV2", "Save", "SaveSlices", "MergeV2Checkpoi
 def _refuse_checkpoint_io(graph: tf.Graph, first_op: int) -> None:
     """Refuses checkpoint reads and writes the model_fn built for training.
 
-    A training step runs every stateful op of the model_fn's TRAIN graph,
-    on every step (docs/differences.md). An op restoring variables from a
-    checkpoint (a `tf.compat.v1.train.Saver`, a
-    `tf.train.Checkpoint(...).restore`) would
-    then put the checkpoint's values back at every step, undoing the
-    training, and a Saver's save op would write a file at every step.
+    Called for a step that is not cut out of one shared trace
+    (`unfetched_ops`): such a step runs every stateful op of the model_fn's
+    TRAIN graph, on every step (docs/differences.md). An op restoring
+    variables from a checkpoint would then put the checkpoint's values back
+    at every step, undoing the training, and a save op would write a file
+    at every step.
     """
     for op in graph.get_operations()[first_op:]:
         if op.type not in _CHECKPOINT_READS and op.type not in _CHECKPOINT_WRITES:
@@ -475,11 +481,12 @@ def _refuse_checkpoint_io(graph: tf.Graph, first_op: int) -> None:
         kind = "reads" if op.type in _CHECKPOINT_READS else "writes"
         raise ValueError(
             f"The model_fn built an op that {kind} a checkpoint in TRAIN mode "
-            f"({op.type} {op.name!r}), as a tf.compat.v1.train.Saver or a "
-            "tf.train.Checkpoint restore build. "
-            "A TF1 session ran it only when save() or restore() was called; here a "
-            "training step runs every op the model_fn builds, so it would run at "
-            "every step and undo the training. "
+            f"({op.type} {op.name!r}), as a tf.train.Checkpoint restore builds. "
+            "A TF1 session ran it only when fetched; this training step (under "
+            "TPUStrategy, a ParameterServerStrategy with several replicas per worker, "
+            "or with a tf.summary write under the model_fn's own record_if) runs "
+            "every op the model_fn builds, so it would run at every step and undo "
+            "the training. "
             "To start from a checkpoint, remove the call and pass "
             "Estimator(warm_start_from=tf.estimator.WarmStartSettings("
             "ckpt_to_initialize_from=<checkpoint>, vars_to_warm_start=<regex>, "

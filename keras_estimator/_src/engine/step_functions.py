@@ -28,6 +28,7 @@ from keras_estimator._src.engine import (
     inputs,
     step_call,
     summaries,
+    unfetched_ops,
 )
 from keras_estimator._src.engine.fused_loop import NAN_STEP_KEY
 from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
@@ -80,6 +81,9 @@ class _SharedStep:
             stateful op).
         num_inputs: how many flat tensors the step's input has.
         read_before: variable name -> its read from before the step.
+        left_out: names of the model_fn's stateful ops no fetch needs
+            (`unfetched_ops`): as in a TF1 session, they run only when a
+            hook fetches them or something that needs them.
     """
 
     def __init__(
@@ -88,6 +92,7 @@ class _SharedStep:
         outputs: list[tf.Tensor],
         num_inputs: int,
         read_before: dict[str, tf.Tensor],
+        left_out: set[str] | None = None,
     ) -> None:
         self.wrapped = wrapped
         self.graph = wrapped.graph
@@ -125,7 +130,12 @@ class _SharedStep:
         # Control flow holding writes, which run only when asked (`FedWriter.flag`).
         self._guarded_ops = [op for op in summary_like if op.type not in _SUMMARY_OPS]
         summary_ids = {id(op) for op in summary_like}
-        self._other_ops = [op for op in must_run if id(op) not in summary_ids]
+        left_out = left_out or set()
+        self._other_ops = [
+            op for op in must_run if id(op) not in summary_ids and op.name not in left_out
+        ]
+        # Whether a call of the whole trace would run more than the steps should.
+        self._runs_left_out = any(op.name in left_out for op in must_run)
         self._fused: Any = None
         # Ops from here on were built after the trace (by hooks' begin()).
         self._traced_ops = len(self.graph.get_operations())
@@ -185,7 +195,7 @@ class _SharedStep:
 
     def fused_step(self) -> Callable[[Any], Any] | None:
         """The step without its summaries (None: they cannot be left out)."""
-        if not self._summary_ops and not self._guarded_ops:
+        if not self._summary_ops and not self._guarded_ops and not self._runs_left_out:
             return lambda data: function_calls.call_traced(self.wrapped, data)[0]
         if self._fused is None:
             self._fused = self._prune([], None) or False
@@ -205,7 +215,12 @@ class _SharedStep:
         keys = [k for k, v in extra.items() if isinstance(v, tf.Tensor)]
         outputs_only = not directories and all(id(v) in self._positions for v in extra.values())
         positions = [self._positions[id(extra[k])] for k in keys] if outputs_only else []
-        if outputs_only and not self._summary_ops and not self._guarded_ops:
+        if (
+            outputs_only
+            and not self._summary_ops
+            and not self._guarded_ops
+            and not self._runs_left_out
+        ):
 
             def step(data: Any) -> tuple[Any, dict[str, tf.Tensor]]:
                 logs, extras = function_calls.call_traced(self.wrapped, data)
@@ -683,6 +698,7 @@ class StepFunctions:
         function then traces the step itself.
         """
         outputs: list[tf.Tensor] = []
+        left_out: set[str] = set()
 
         with self._trace.tracing_shared() as record:
 
@@ -693,6 +709,11 @@ class StepFunctions:
                 extras = [t for t in (loss, *record.read_before.values()) if isinstance(t, tf.Tensor)]
                 outputs.extend(tf.nest.flatten(logs, expand_composites=True))
                 outputs.extend(extras)
+                left_out.update(
+                    unfetched_ops.left_out(
+                        tf.compat.v1.get_default_graph(), record.windows, outputs
+                    )
+                )
                 return logs, extras
 
             wrapped = ordered_traces.trace_ordered(
@@ -703,6 +724,7 @@ class StepFunctions:
             outputs,
             len(tf.nest.flatten(element_spec, expand_composites=True)),
             record.read_before,
+            left_out,
         )
         return shared if shared.separable() else None
 

@@ -202,6 +202,73 @@ def test_an_evaluation_saver_reading_moving_averages_gives_2_15s_loss(tmp_path):
     assert est.evaluate(_input_fn, steps=2)["loss"] == pytest.approx(1.50278, rel=1e-5)
 
 
+def test_variables_to_restore_gives_2_15s_evaluation_predictions_and_export(tmp_path):
+    # The same idiom through `ema.variables_to_restore()` (the tensorflow/tpu
+    # models' evaluation): trainable variables from their averages, the
+    # others (a non-trainable counter, the global step) from their own
+    # keys. 2.15 on x = 1..4, y = 2x + 1, batches of 2, gradient descent
+    # (0.05), averages of w and b (decay 0.5), 3 steps.
+    seen_keys = []
+
+    def model_fn(features, labels, mode):
+        w = v1.get_variable("w", [1, 1], initializer=v1.zeros_initializer())
+        b = v1.get_variable("b", [1], initializer=v1.zeros_initializer())
+        counter = v1.get_variable("c", [], initializer=v1.zeros_initializer(), trainable=False)
+        pred = tf.matmul(features["x"], w) + b
+        loss = None if labels is None else v1.losses.mean_squared_error(labels, pred)
+        ema = v1.train.ExponentialMovingAverage(0.5)
+        step = v1.train.get_global_step()
+        if mode == keras_estimator.ModeKeys.TRAIN:
+            minimize = v1.train.GradientDescentOptimizer(0.05).minimize(loss, global_step=step)
+            with tf.control_dependencies([minimize]):
+                train_op = tf.group(ema.apply([w, b]), v1.assign_add(counter, 1.0))
+            return keras_estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+        keys = ema.variables_to_restore()
+        seen_keys.append(sorted(keys))
+        return keras_estimator.EstimatorSpec(
+            mode,
+            loss=loss,
+            predictions=pred,
+            scaffold=v1.train.Scaffold(saver=v1.train.Saver(keys)),
+        )
+
+    x = np.arange(1, 5, dtype=np.float32).reshape(4, 1)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, 2 * x + 1)).batch(2).repeat()
+
+    est = keras_estimator.Estimator(model_fn, str(tmp_path / "model"))
+    est.train(input_fn, steps=3)
+    assert est.get_variable_value("w/ExponentialMovingAverage")[0, 0] == pytest.approx(
+        1.9284999, rel=1e-6
+    )
+    assert est.evaluate(input_fn, steps=2)["loss"] == pytest.approx(0.22453772, rel=1e-5)
+    assert seen_keys[-1] == [
+        "b/ExponentialMovingAverage",
+        "c",
+        "global_step",
+        "w/ExponentialMovingAverage",
+    ]
+    expected = [2.6401875, 4.5686874, 6.4971871, 8.4256878]
+    predicted = [
+        float(p[0])
+        for p in est.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": x}).batch(2))
+    ]
+    np.testing.assert_allclose(predicted, expected, rtol=1e-6)
+
+    def serving_input_receiver_fn():
+        placeholder = v1.placeholder(tf.float32, [None, 1])
+        return keras_estimator.export.ServingInputReceiver({"x": placeholder}, {"x": placeholder})
+
+    path = est.export_saved_model(str(tmp_path / "export"), serving_input_receiver_fn)
+    served = tf.saved_model.load(path).signatures["serving_default"](x=tf.constant(x))
+    np.testing.assert_allclose(np.ravel(served["output"]), expected, rtol=1e-6)
+    # TensorFlow's own method is back outside the model_fn.
+    assert v1.train.ExponentialMovingAverage.variables_to_restore.__module__ == (
+        v1.train.ExponentialMovingAverage.__module__
+    )
+
+
 def test_a_hook_saves_with_a_saver_the_model_fn_made_as_in_2_15(tmp_path):
     # A "save the best model" hook: the model_fn makes a Saver of some
     # variables and a hook saves with it. 2.15, 3 steps: best-7 holds only

@@ -32,6 +32,7 @@ from keras_estimator._src.tf_internals import (
     checkpoint_initializers,
     distribute,
     graph_seeds,
+    moving_average_names,
     v1_savers,
 )
 
@@ -138,6 +139,7 @@ class ModelFnTrace:
             graph_seeds.shared_random_states(self.random_states, mode),
             checkpoint_initializers.recording(self.checkpoint_initializers),
             v1_savers.recording(),
+            moving_average_names.recording(),
         ):
             # As in 2.15, the model_fn's graph has RunConfig.tf_random_seed as
             # its seed (None when unset), whatever another Estimator set.

@@ -262,14 +262,31 @@ def test_hooks_from_a_generator_run(tmp_path):
     assert ledger.calls.count("g.after_run") == 2
 
 
-def test_scaffold_with_a_local_init_op_is_rejected(tmp_path):
+def test_scaffold_with_a_local_init_op_doing_nothing_more_is_accepted(tmp_path):
+    # 2.15's session ran it; there is nothing for it to initialize.
     def model_fn(features, labels, mode, params):
         spec = quadratic_model_fn(features, labels, mode, params)
         scaffold = tf.compat.v1.train.Scaffold(local_init_op=tf.no_op())
         return spec._replace(scaffold=scaffold)
 
     est = ke.Estimator(model_fn, model_dir=str(tmp_path))
-    with pytest.raises(ValueError, match=r"sets \['local_init_op'\].*warm_start_from"):
+    est.train(ones_input_fn, steps=1)
+    assert est.get_variable_value("global_step") == 1
+
+
+def test_scaffold_with_a_local_init_op_assigning_is_rejected(tmp_path):
+    def model_fn(features, labels, mode, params):
+        spec = quadratic_model_fn(features, labels, mode, params)
+        counter = tf.compat.v1.get_variable(
+            "counter", [], initializer=tf.compat.v1.zeros_initializer(), trainable=False
+        )
+        scaffold = tf.compat.v1.train.Scaffold(
+            local_init_op=tf.compat.v1.assign_add(counter, 1.0).op
+        )
+        return spec._replace(scaffold=scaffold)
+
+    est = ke.Estimator(model_fn, model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match=r"sets local_init_op=.*warm_start_from"):
         est.train(ones_input_fn, steps=1)
 
 

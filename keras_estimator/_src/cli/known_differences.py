@@ -133,8 +133,9 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
         "tf.compat.v1.train.Scaffold",
         _D,
         "an empty Scaffold works, and so do a saver that is a tf.train.Checkpoint "
-        "or a tf.compat.v1.train.Saver and an init_fn (its session runs only what "
-        "already ran eagerly); init_op and other session fields are refused",
+        "or a tf.compat.v1.train.Saver, an init_fn (its session runs only what "
+        "already ran eagerly), init_op/local_init_op made of initializers and the "
+        "ready ops; an init_op assigning other values and init_feed_dict are refused",
     ),
     KnownDifference(
         "tf.compat.v1.train.Saver",

@@ -34,6 +34,7 @@ from keras_estimator._src.tf_internals import (
     graph_seeds,
     moving_average_names,
     v1_savers,
+    variable_initializers,
 )
 
 
@@ -140,6 +141,7 @@ class ModelFnTrace:
             checkpoint_initializers.recording(self.checkpoint_initializers),
             v1_savers.recording(),
             moving_average_names.recording(),
+            variable_initializers.recording(),
         ):
             # As in 2.15, the model_fn's graph has RunConfig.tf_random_seed as
             # its seed (None when unset), whatever another Estimator set.
@@ -353,11 +355,7 @@ class SharedTrace:
 
 
 _SCAFFOLD_FIELDS = (
-    "init_op",
     "init_feed_dict",
-    "ready_op",
-    "ready_for_local_init_op",
-    "local_init_op",
     "saver",
 )
 
@@ -365,12 +363,29 @@ _SCAFFOLD_FIELDS = (
 def _check_scaffold(scaffold: Any) -> Any:
     """The Scaffold's `tf.train.Checkpoint` saver, or None.
 
-    Rejects the TF1 session machinery a Scaffold held (and any other saver).
+    Accepts what the Estimator does itself: an `init_op` or `local_init_op`
+    that only initializes variables and tables (`global_variables_initializer()`
+    and the like; variables are initialized before the first step, as 2.15's
+    initializers ran), and any `ready_op` or `ready_for_local_init_op`
+    (every variable is ready here). Rejects the rest of the TF1 session
+    machinery a Scaffold held (and any other saver).
     """
     if scaffold is None:
         return None
     saver = getattr(scaffold, "saver", None)
     checkpoint = saver if is_object_checkpoint(saver) else None
+    for field in ("init_op", "local_init_op"):
+        op = getattr(scaffold, field, None)
+        if op is not None and not variable_initializers.only_initializes(op):
+            raise ValueError(
+                f"EstimatorSpec(scaffold=...) sets {field}={op!r}, which runs more than "
+                "variables' and tables' initializers; a TF1 Session ran it before the "
+                "first step, and this Estimator has no Session. Variables start from "
+                "their initializers (global_variables_initializer() and "
+                "tables_initializer() are accepted there); to start from other "
+                "values, restore them in a Scaffold(init_fn=lambda scaffold, session: "
+                "...) or pass Estimator(warm_start_from=...)."
+            )
     used = [
         f
         for f in _SCAFFOLD_FIELDS

@@ -11,12 +11,15 @@ eager execution is enabled").
 
 `name_ops_as_in_graphs(variable)` gives such a variable (and each per-device
 copy of a distributed one) the class `GraphNamedVariable`: a ResourceVariable
-that adds two things: an `op` which, while its handle is eager, describes the
+that adds three things: an `op` which, while its handle is eager, describes the
 op the variable stood for in a 2.15 graph (`VariableOp`: its `name`, `type`
 "VarHandleOp", the `graph` asked from, no `traceback`), and a `graph`, the
 graph asked from (the model_fn's, or the one hooks' `begin()` runs in, as
 2.15's variables were in the graph of the call: `v.graph is
-tf.compat.v1.get_default_graph()`, `with v.graph.as_default():`). A variable
+tf.compat.v1.get_default_graph()`, `with v.graph.as_default():`), and, in a
+graph being built, an `initializer`: a no-op `variable_initializers` knows
+as one (`tf.group(w.initializer, ...)` as a Scaffold's `init_op`; the
+variable was initialized when made). A variable
 whose handle is a graph tensor answers with that tensor's op and graph, as
 before. Only the class of the store's own plain ResourceVariables changes;
 it adds no state.
@@ -45,6 +48,7 @@ _DISTRIBUTED_VALUES = ("tensorflow.python.distribute.values", "tensorflow.python
 TOUCHES = (
     "tensorflow.python.ops.resource_variable_ops:ResourceVariable.op",
     "tensorflow.python.ops.resource_variable_ops:ResourceVariable.graph",
+    "tensorflow.python.ops.resource_variable_ops:ResourceVariable.initializer",
     "tensorflow.python.framework.ops:EagerTensor",
 )
 
@@ -61,8 +65,11 @@ class VariableOp(NamedTuple):
 @functools.cache
 def graph_named_variable_class() -> type:
     """`GraphNamedVariable`, made on first use (TensorFlow is imported lazily)."""
+    import tensorflow as tf
     from tensorflow.python.framework import ops
     from tensorflow.python.ops import resource_variable_ops
+
+    from keras_estimator._src.tf_internals import variable_initializers
 
     class GraphNamedVariable(resource_variable_ops.ResourceVariable):
         """A ResourceVariable whose `op` has a name also while its handle is eager."""
@@ -81,6 +88,19 @@ def graph_named_variable_class() -> type:
             if not isinstance(self.handle, ops.EagerTensor) or _asked_by_a_library():
                 return super().graph
             return ops.get_default_graph()
+
+        @property
+        def initializer(self) -> Any:
+            initializer = super().initializer
+            if (
+                initializer is not None
+                or not isinstance(self.handle, ops.EagerTensor)
+                or tf.executing_eagerly()
+                or _asked_by_a_library()
+            ):
+                return initializer
+            name = self.name[:-2] if self.name.endswith(":0") else self.name
+            return variable_initializers.stand_in(f"{name}/Assign")
 
     GraphNamedVariable.__module__ = __name__
     return GraphNamedVariable

@@ -132,3 +132,24 @@ def test_a_keras_layer_s_own_updates_still_run(tmp_path):
     assert float(estimator.get_variable_value(name)[0]) == pytest.approx(
         MOVING_MEAN_UPDATED, abs=1e-6
     )
+
+
+def test_an_update_built_before_a_read_the_step_needs_does_not_run(tmp_path):
+    # A traced step orders the read after the update; a TF1 session left them
+    # unordered and ran only the read (2.15: the counter stays 0).
+    def model_fn(features, labels, mode):
+        counted = tf.compat.v1.get_variable(
+            "counted", [], initializer=tf.zeros_initializer(), trainable=False
+        )
+        tf.compat.v1.assign_add(counted, 1.0)
+        pred = layers.dense(features["x"], 1) + 0.0 * counted.read_value()
+        loss = tf.compat.v1.losses.mean_squared_error(labels, pred)
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
+            loss, tf.compat.v1.train.get_global_step()
+        )
+        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    estimator = ke.Estimator(model_fn, str(tmp_path))
+    estimator.train(_input_fn, steps=5)
+    assert estimator.get_variable_value("counted") == 0.0
+    assert estimator.get_variable_value("global_step") == 5

@@ -84,6 +84,8 @@ class _SharedStep:
         left_out: names of the model_fn's stateful ops no fetch needs
             (`unfetched_ops`): as in a TF1 session, they run only when a
             hook fetches them or something that needs them.
+        control_inputs_before: each op's control inputs before the trace's
+            automatic ones (`unfetched_ops.control_inputs_now`).
     """
 
     def __init__(
@@ -93,6 +95,7 @@ class _SharedStep:
         num_inputs: int,
         read_before: dict[str, tf.Tensor],
         left_out: set[str] | None = None,
+        control_inputs_before: dict[str, frozenset[str]] | None = None,
     ) -> None:
         self.wrapped = wrapped
         self.graph = wrapped.graph
@@ -130,7 +133,9 @@ class _SharedStep:
         # Control flow holding writes, which run only when asked (`FedWriter.flag`).
         self._guarded_ops = [op for op in summary_like if op.type not in _SUMMARY_OPS]
         summary_ids = {id(op) for op in summary_like}
-        left_out = left_out or set()
+        # Summaries run when hooks ask for them, in the order traced.
+        left_out = (left_out or set()) - {op.name for op in summary_like}
+        unfetched_ops.detach(self.graph, left_out, control_inputs_before or {})
         self._other_ops = [
             op for op in must_run if id(op) not in summary_ids and op.name not in left_out
         ]
@@ -699,6 +704,7 @@ class StepFunctions:
         """
         outputs: list[tf.Tensor] = []
         left_out: set[str] = set()
+        before: dict[str, frozenset[str]] = {}
 
         with self._trace.tracing_shared() as record:
 
@@ -709,11 +715,10 @@ class StepFunctions:
                 extras = [t for t in (loss, *record.read_before.values()) if isinstance(t, tf.Tensor)]
                 outputs.extend(tf.nest.flatten(logs, expand_composites=True))
                 outputs.extend(extras)
-                left_out.update(
-                    unfetched_ops.left_out(
-                        tf.compat.v1.get_default_graph(), record.windows, outputs
-                    )
-                )
+                graph = tf.compat.v1.get_default_graph()
+                left_out.update(unfetched_ops.left_out(graph, record.windows, outputs))
+                if left_out:
+                    before.update(unfetched_ops.control_inputs_now(graph))
                 return logs, extras
 
             wrapped = ordered_traces.trace_ordered(
@@ -725,6 +730,7 @@ class StepFunctions:
             len(tf.nest.flatten(element_spec, expand_composites=True)),
             record.read_before,
             left_out,
+            before,
         )
         return shared if shared.separable() else None
 

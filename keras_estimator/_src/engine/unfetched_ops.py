@@ -27,6 +27,8 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from keras_estimator._src.tf_internals import control_edges
+
 _TENSORFLOW_DIR = os.path.dirname(tf.__file__) + os.sep
 _KERAS_DIR = os.path.join(os.path.dirname(keras.__file__), "src") + os.sep
 # Keras' variable and op code, reached from a user's call as well as a layer's.
@@ -82,7 +84,25 @@ def left_out(graph: Any, windows: Windows, fetched: Iterable[Any]) -> set[str]:
     }
 
 
+# Stateful ops that only read: leaving them out changes nothing, and a read
+# a summary or a hook fetches must keep its place before the step's updates.
+_READS = frozenset(
+    {
+        "ReadVariableOp",
+        "ResourceGather",
+        "ResourceGatherNd",
+        "VarIsInitializedOp",
+        "VariableShape",
+        "LookupTableFindV2",
+        "LookupTableSizeV2",
+        "LookupTableExportV2",
+    }
+)
+
+
 def _is_stateful(op: tf.Operation) -> bool:
+    if op.type in _READS:
+        return False
     try:
         return bool(op.op_def.is_stateful)
     except (AttributeError, ValueError):
@@ -116,3 +136,57 @@ def _made_by_keras(op: tf.Operation) -> bool:
             continue
         return filename.startswith(_KERAS_DIR)
     return False
+
+
+def control_inputs_now(graph: Any) -> dict[str, frozenset[str]]:
+    """Each op's control inputs by name, before automatic ones are added."""
+    return {
+        op.name: frozenset(dependency.name for dependency in op.control_inputs)
+        for op in graph.get_operations()
+        if op.control_inputs
+    }
+
+
+def detach(graph: Any, left_out: set[str], before: dict[str, frozenset[str]]) -> None:
+    """Takes the left-out ops off the order automatic control dependencies made.
+
+    A traced step makes an op on a variable wait for the ops the model_fn
+    built on it before (a read waits for an `assign_add` built above it): an
+    op left out would then run anyway, for whatever waits on it. Such an
+    edge (one the op did not have before, `before`) is replaced by the ops
+    the left-out op itself waited for, so kept ops keep their order among
+    themselves and a left-out op runs only when fetched, unordered against
+    the rest as in a TF1 session.
+    """
+    if not left_out:
+        return
+    by_name = {op.name: op for op in graph.get_operations()}
+    bypass: dict[str, list[tf.Operation]] = {}
+
+    def waited_for(name: str) -> list[tf.Operation]:
+        if name not in bypass:
+            bypass[name] = []
+            kept = []
+            for dependency in by_name[name].control_inputs:
+                if dependency.name in left_out:
+                    kept.extend(waited_for(dependency.name))
+                else:
+                    kept.append(dependency)
+            bypass[name] = kept
+        return bypass[name]
+
+    for op in graph.get_operations():
+        if op.name in left_out:
+            continue
+        own = before.get(op.name, frozenset())
+        dependencies = op.control_inputs
+        if not any(d.name in left_out and d.name not in own for d in dependencies):
+            continue
+        replaced: list[tf.Operation] = []
+        for dependency in dependencies:
+            if dependency.name in left_out and dependency.name not in own:
+                replaced.extend(waited_for(dependency.name))
+            else:
+                replaced.append(dependency)
+        unique = list({id(d): d for d in replaced}.values())
+        control_edges.replace_control_inputs(op, unique)

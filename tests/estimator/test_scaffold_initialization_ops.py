@@ -73,6 +73,11 @@ def test_the_session_s_own_initialization_ops_give_2_15s_figures(tmp_path, kind)
     assert metrics["loss"] == pytest.approx(_LOSS_3, rel=1e-6)
     assert metrics["mean"] == pytest.approx(_LOSS_3, rel=1e-6)
     # TensorFlow's own functions are back after the calls.
+    import tensorflow.compat.v1 as tf1
+
+    for namespace in (v1, tf1, tf.compat.v2.compat.v1):
+        for function in (namespace.report_uninitialized_variables, namespace.variables_initializer):
+            assert function.__module__.startswith("tensorflow."), function
     with tf.Graph().as_default():
         variable = v1.get_variable("v", [1], initializer=v1.zeros_initializer())
         initializer = v1.global_variables_initializer()

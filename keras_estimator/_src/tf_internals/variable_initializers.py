@@ -88,6 +88,7 @@ _MAKERS = {
     "variables_initializer": _initialized_in_marked_graphs,
     "report_uninitialized_variables": _reported_in_marked_graphs,
 }
+_NAMESPACE_NAMES = ("tensorflow.compat.v1", "tensorflow.compat.v2", *api_modules.NAMESPACE_MODULES)
 _replacements: list[GraphScopedReplacement] = []
 _lock = threading.Lock()
 
@@ -103,15 +104,21 @@ def _all_replacements() -> list[GraphScopedReplacement]:
     with _lock:
         if not _replacements:
             variables = _variables_module()
+            # Each module object a program may reach the namespace through
+            # (`import tensorflow.compat.v1` binds one of its own), there now.
+            for name in _NAMESPACE_NAMES:
+                importlib.import_module(name)
             for attribute, make in _MAKERS.items():
                 original = getattr(variables, attribute)
-                owners = [variables] + [
-                    module
-                    for name, module in list(sys.modules.items())
-                    if module is not None
-                    and api_modules.is_api_module(name)
-                    and getattr(module, attribute, None) is original
-                ]
+                owners = [variables]
+                for name, module in list(sys.modules.items()):
+                    if (
+                        module is not None
+                        and (api_modules.is_api_module(name) or name in _NAMESPACE_NAMES)
+                        and getattr(module, attribute, None) is original
+                        and all(module is not owner for owner in owners)
+                    ):
+                        owners.append(module)
                 _replacements.extend(
                     GraphScopedReplacement(_owner(module), attribute, make, _COLLECTION)
                     for module in owners

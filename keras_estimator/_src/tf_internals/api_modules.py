@@ -33,11 +33,39 @@ TOUCHES = (
 # The generated modules of `tf.compat.v1` and `tf.compat.v2`, each of which a
 # program may reach as a module object of its own.
 NAMESPACE_MODULES = ("tensorflow._api.v2.compat.v1", "tensorflow._api.v2.compat.v2")
+# Module names that may hold a TF API namespace (`import tensorflow.compat.v1`
+# binds a module object of its own), imported first by `namespaces()` so that
+# each module object a program may later reach is there.
+_NAMESPACE_NAMES = ("tensorflow.compat.v1", "tensorflow.compat.v2", *NAMESPACE_MODULES)
 
 
 def is_api_module(name: str) -> bool:
     """Whether `sys.modules[name]` is a public TensorFlow namespace (`tf` or a generated one)."""
     return name == "tensorflow" or name.startswith("tensorflow._api.")
+
+
+def namespaces() -> tuple[list[Any], list[Any]]:
+    """The module objects that serve `tf.compat.v1` names, and those that serve `tf` (v2) names.
+
+    Each distinct object once: `tf`, `tf.compat.v1`, `tf.compat.v2`, the
+    modules `import tensorflow.compat.v1` / `.v2` bind, the generated ones,
+    and each one's own `compat.v1` / `compat.v2`.
+    """
+    import sys
+
+    import tensorflow as tf
+
+    for name in _NAMESPACE_NAMES:
+        importlib.import_module(name)
+    roots = [tf, tf.compat.v1, tf.compat.v2]
+    roots += [sys.modules[name] for name in _NAMESPACE_NAMES]
+    found = list(roots)
+    for root in roots:
+        found += [root.compat.v1, root.compat.v2]
+    found = list({id(module): module for module in found}.values())
+    v1 = [module for module in found if module.__name__.endswith("compat.v1")]
+    v2 = [module for module in found if not module.__name__.endswith("compat.v1")]
+    return v1, v2
 
 
 def tf_keras_module() -> Any:

@@ -25,7 +25,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.tf_internals import GraphScopedReplacement
+from keras_estimator._src.tf_internals import GraphScopedReplacement, variable_ops
 
 TOUCHES = (
     "tensorflow.python.training.moving_averages:ExponentialMovingAverage.variables_to_restore",
@@ -46,12 +46,6 @@ def _unique(variables: Iterable[Any]) -> list[Any]:
     return unique
 
 
-def _key_of(variable: Any) -> str:
-    """The checkpoint key a variable is saved under by default: its name without `:0`."""
-    name: str = variable.name
-    return name.rpartition(":")[0] if ":" in name else name
-
-
 def _by_ref_in_marked_graphs(original: Any, marks: Callable[[], list[Any]]) -> Any:
     def variables_to_restore(self: Any, moving_avg_variables: Any = None) -> Any:
         if not marks():
@@ -65,7 +59,8 @@ def _by_ref_in_marked_graphs(original: Any, marks: Callable[[], list[Any]]) -> A
         averaged_names = {variable.name for variable in averaged}
         for variable in _unique(tf.compat.v1.global_variables()):
             if variable.name not in averaged_names:
-                name_map.setdefault(_key_of(variable), variable)
+                # Its default checkpoint key, as 2.15 keyed it: `v.op.name`.
+                name_map.setdefault(variable_ops.op_name(variable), variable)
         return name_map
 
     return variables_to_restore

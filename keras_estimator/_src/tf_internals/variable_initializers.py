@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -88,7 +87,6 @@ _MAKERS = {
     "variables_initializer": _initialized_in_marked_graphs,
     "report_uninitialized_variables": _reported_in_marked_graphs,
 }
-_NAMESPACE_NAMES = ("tensorflow.compat.v1", "tensorflow.compat.v2", *api_modules.NAMESPACE_MODULES)
 _replacements: list[GraphScopedReplacement] = []
 _lock = threading.Lock()
 
@@ -98,27 +96,20 @@ def _owner(module: Any) -> Callable[[], Any]:
 
 
 def _all_replacements() -> list[GraphScopedReplacement]:
-    """One replacement per module holding each function: `variables` and the
-    public namespaces (`tf.compat.v1`, `tf.compat.v1.initializers`, ...),
-    each a module object of its own that a program may call through."""
+    """One replacement per module holding each function: `variables` and each
+    module object serving `tf.compat.v1` (`api_modules.namespaces`), which a
+    program may call through."""
     with _lock:
         if not _replacements:
             variables = _variables_module()
-            # Each module object a program may reach the namespace through
-            # (`import tensorflow.compat.v1` binds one of its own), there now.
-            for name in _NAMESPACE_NAMES:
-                importlib.import_module(name)
+            v1_namespaces, _ = api_modules.namespaces()
             for attribute, make in _MAKERS.items():
                 original = getattr(variables, attribute)
-                owners = [variables]
-                for name, module in list(sys.modules.items()):
-                    if (
-                        module is not None
-                        and (api_modules.is_api_module(name) or name in _NAMESPACE_NAMES)
-                        and getattr(module, attribute, None) is original
-                        and all(module is not owner for owner in owners)
-                    ):
-                        owners.append(module)
+                owners = [variables] + [
+                    module
+                    for module in v1_namespaces
+                    if getattr(module, attribute, None) is original
+                ]
                 _replacements.extend(
                     GraphScopedReplacement(_owner(module), attribute, make, _COLLECTION)
                     for module in owners

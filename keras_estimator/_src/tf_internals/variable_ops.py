@@ -80,8 +80,7 @@ def graph_named_variable_class() -> type:
                 return super().op
             if _asked_by_a_library():
                 return super().op  # raises, as for any eager variable
-            name = self.name[:-2] if self.name.endswith(":0") else self.name
-            return VariableOp(name=name, graph=ops.get_default_graph())
+            return VariableOp(name=op_name(self), graph=ops.get_default_graph())
 
         @property
         def graph(self) -> Any:
@@ -99,11 +98,16 @@ def graph_named_variable_class() -> type:
                 or _asked_by_a_library()
             ):
                 return initializer
-            name = self.name[:-2] if self.name.endswith(":0") else self.name
-            return variable_initializers.stand_in(f"{name}/Assign")
+            return variable_initializers.stand_in(f"{op_name(self)}/Assign")
 
     GraphNamedVariable.__module__ = __name__
     return GraphNamedVariable
+
+
+def op_name(variable: Any) -> str:
+    """The name of the op a variable stood for in a TF1 graph: its name without ":0"."""
+    name: str = variable.name
+    return name[:-2] if name.endswith(":0") else name
 
 
 def _asked_by_a_library() -> bool:

@@ -45,8 +45,6 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
-import tensorflow as tf
-
 from keras_estimator._src.base import graph_mode as _graph_mode
 from keras_estimator._src.base import public_names
 from keras_estimator._src.canned.legacy_optimizers import LEGACY_NAMES
@@ -57,14 +55,6 @@ logger = logging.getLogger("keras_estimator")
 
 # `tf.compat.v1.train` names replaced by this package's classes.
 TRAIN_NAMES = tuple(public_names.names_in(public_names.V1_TRAIN))
-
-# Module names that may hold a TF API namespace, imported first so that each
-# module object a program may later reach is there to be patched.
-_NAMESPACE_MODULES = (
-    "tensorflow.compat.v1",
-    "tensorflow.compat.v2",
-    *api_modules.NAMESPACE_MODULES,
-)
 
 _MISSING: Any = object()
 
@@ -177,7 +167,7 @@ def _wanted_patches() -> list[tuple[Any, str, Any]]:
 
     v1_estimator = compat.estimator
     patches: list[tuple[Any, str, Any]] = []
-    v1_namespaces, v2_namespaces = _namespaces()
+    v1_namespaces, v2_namespaces = api_modules.namespaces()
     for namespace in v2_namespaces:
         patches.append((namespace, "estimator", keras_estimator))
     for namespace in v1_namespaces:
@@ -252,22 +242,6 @@ def _dense_features_patches(tf_keras: Any) -> list[tuple[Any, str, Any]]:
     if layers is None or hasattr(layers, "DenseFeatures"):
         return []
     return [(layers, "DenseFeatures", DenseFeatures)]
-
-
-def _namespaces() -> tuple[list[Any], list[Any]]:
-    """The module objects that serve `tf.compat.v1` and `tf` (v2) names."""
-    for name in _NAMESPACE_MODULES:
-        importlib.import_module(name)
-    roots = [tf, tf.compat.v1, tf.compat.v2]
-    roots += [sys.modules[name] for name in _NAMESPACE_MODULES]
-    # Each namespace has its own `compat.v1` / `compat.v2` module objects.
-    found = list(roots)
-    for root in roots:
-        found += [root.compat.v1, root.compat.v2]
-    found = _unique(found)
-    v1 = [module for module in found if module.__name__.endswith("compat.v1")]
-    v2 = [module for module in found if not module.__name__.endswith("compat.v1")]
-    return v1, v2
 
 
 def _module_entries() -> dict[str, types.ModuleType]:

@@ -112,6 +112,15 @@ def test_under_a_mirrored_strategy_as_in_2_15(tmp_path, with_update_ops, moving_
     assert values["kernel"] == pytest.approx(1.2843250036239624, abs=1e-6)
 
 
+def _trained_spec(mode, labels, pred):
+    """The spec of one gradient-descent step on the squared error of `pred`."""
+    loss = tf.compat.v1.losses.mean_squared_error(labels, pred)
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
+        loss, tf.compat.v1.train.get_global_step()
+    )
+    return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
 def test_a_keras_layer_s_own_updates_still_run(tmp_path):
     """Keras 3 layers update their state in `call` and offer no op to fetch."""
 
@@ -120,11 +129,7 @@ def test_a_keras_layer_s_own_updates_still_run(tmp_path):
         pred = layers.dense(
             h, 1, kernel_initializer=tf.compat.v1.ones_initializer()
         )
-        loss = tf.compat.v1.losses.mean_squared_error(labels, pred)
-        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
-            loss, tf.compat.v1.train.get_global_step()
-        )
-        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+        return _trained_spec(mode, labels, pred)
 
     estimator = ke.Estimator(model_fn, str(tmp_path))
     estimator.train(_input_fn, steps=5)
@@ -143,11 +148,7 @@ def test_an_update_built_before_a_read_the_step_needs_does_not_run(tmp_path):
         )
         tf.compat.v1.assign_add(counted, 1.0)
         pred = layers.dense(features["x"], 1) + 0.0 * counted.read_value()
-        loss = tf.compat.v1.losses.mean_squared_error(labels, pred)
-        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
-            loss, tf.compat.v1.train.get_global_step()
-        )
-        return ke.EstimatorSpec(mode, loss=loss, train_op=train_op)
+        return _trained_spec(mode, labels, pred)
 
     estimator = ke.Estimator(model_fn, str(tmp_path))
     estimator.train(_input_fn, steps=5)

@@ -27,6 +27,7 @@ import pytest
 import tensorflow as tf
 
 import keras_estimator
+from tests._models import write_forced_summary
 from tests.estimator._one_unit_dense import A as _A
 from tests.estimator._one_unit_dense import input_fn as _input_fn
 from tests.estimator._one_unit_dense import model_fn_from as _model_fn_from
@@ -128,15 +129,7 @@ def _restoring_model_fn(checkpoint, forced_summary=False):
             dtypes=[tf.float32],
         )
         if forced_summary and mode == keras_estimator.ModeKeys.TRAIN:
-            # A write inside control flow under a record_if of its own: each
-            # compiled function traces the step, which then runs every
-            # stateful op the model_fn built.
-            with tf.summary.record_if(True):
-                tf.cond(
-                    spec.loss > 0,
-                    lambda: tf.summary.scalar("positive_loss", spec.loss),
-                    lambda: tf.constant(False),
-                )
+            write_forced_summary(spec.loss)
         return spec
 
     return model_fn

@@ -17,7 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 import keras_estimator as ke
-from tests._models import input_fn, make_data, mlp_model_fn
+from tests._models import input_fn, make_data, mlp_model_fn, write_forced_summary
 
 X, Y = make_data()
 
@@ -375,12 +375,7 @@ def test_a_write_forced_inside_control_flow_keeps_a_trace_per_function(tmp_path)
         calls.append(mode)
         spec = mlp_model_fn(features, labels, mode, params)
         if mode == ke.ModeKeys.TRAIN:
-            with tf.summary.record_if(True):
-                tf.cond(
-                    spec.loss > 0,
-                    lambda: tf.summary.scalar("positive_loss", spec.loss),
-                    lambda: tf.constant(False),
-                )
+            write_forced_summary(spec.loss)
         return spec
 
     config = ke.RunConfig(save_summary_steps=3)

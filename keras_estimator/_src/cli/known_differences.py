@@ -135,7 +135,8 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
         "an empty Scaffold works, and so do a saver that is a tf.train.Checkpoint "
         "or a tf.compat.v1.train.Saver, an init_fn (its session runs only what "
         "already ran eagerly), init_op/local_init_op made of initializers and the "
-        "ready ops; an init_op assigning other values and init_feed_dict are refused",
+        "ready ops; an init_op assigning other values runs once on a fresh start "
+        "(refused under a distribution strategy); init_feed_dict is refused",
     ),
     KnownDifference(
         "tf.compat.v1.train.Saver",

@@ -93,6 +93,9 @@ class ModelFnTrace:
         # Mode -> its Scaffold, where it gave an `init_fn` (run on a fresh
         # start, where 2.15's session creation ran it: `Estimator._sync`).
         self.scaffold_init_fns: dict[str, Any] = {}
+        # Mode -> its Scaffold's `init_op` where it does more than initialize
+        # (assigns values of its own): run on a fresh start, before `init_fn`.
+        self.scaffold_init_ops: dict[str, Any] = {}
         self.chief_hook_counts: dict[str, int] = {}
         self.optimizers: dict[str, tuple[Any, ...]] = {}
         self.loss_names: dict[str, str] = {}
@@ -201,6 +204,12 @@ class ModelFnTrace:
     def _record(self, spec: EstimatorSpec, mode: str) -> None:
         """What a building trace keeps of the spec."""
         _check_scaffold(spec.scaffold)
+        init_op = _assigning_init_op(spec.scaffold)
+        if init_op is not None:
+            _check_init_op_runs_alone(init_op, mode, shared=self.shared is not None)
+            self.scaffold_init_ops[mode] = init_op
+        else:
+            self.scaffold_init_ops.pop(mode, None)
         self.scaffold_summary_ops[mode] = getattr(spec.scaffold, "summary_op", None)
         saver = getattr(spec.scaffold, "saver", None)
         self.scaffold_checkpoints[mode] = saver if is_object_checkpoint(saver) else None
@@ -363,29 +372,29 @@ _SCAFFOLD_FIELDS = (
 def _check_scaffold(scaffold: Any) -> Any:
     """The Scaffold's `tf.train.Checkpoint` saver, or None.
 
-    Accepts what the Estimator does itself: an `init_op` or `local_init_op`
-    that only initializes variables and tables (`global_variables_initializer()`
-    and the like; variables are initialized before the first step, as 2.15's
-    initializers ran), and any `ready_op` or `ready_for_local_init_op`
-    (every variable is ready here). Rejects the rest of the TF1 session
-    machinery a Scaffold held (and any other saver).
+    Accepts a `local_init_op` that only initializes variables and tables
+    (`local_variables_initializer()` and the like; variables are initialized
+    before the first step, as 2.15's initializers ran), any `init_op` (one
+    that does more is run on a fresh start: `_assigning_init_op`), and any
+    `ready_op` or `ready_for_local_init_op` (every variable is ready here).
+    Rejects the rest of the TF1 session machinery a Scaffold held (and any
+    other saver).
     """
     if scaffold is None:
         return None
     saver = getattr(scaffold, "saver", None)
     checkpoint = saver if is_object_checkpoint(saver) else None
-    for field in ("init_op", "local_init_op"):
-        op = getattr(scaffold, field, None)
-        if op is not None and not variable_initializers.only_initializes(op):
-            raise ValueError(
-                f"EstimatorSpec(scaffold=...) sets {field}={op!r}, which runs more than "
-                "variables' and tables' initializers; a TF1 Session ran it before the "
-                "first step, and this Estimator has no Session. Variables start from "
-                "their initializers (global_variables_initializer() and "
-                "tables_initializer() are accepted there); to start from other "
-                "values, restore them in a Scaffold(init_fn=lambda scaffold, session: "
-                "...) or pass Estimator(warm_start_from=...)."
-            )
+    op = getattr(scaffold, "local_init_op", None)
+    if op is not None and not variable_initializers.only_initializes(op):
+        raise ValueError(
+            f"EstimatorSpec(scaffold=...) sets local_init_op={op!r}, which runs more "
+            "than variables' and tables' initializers; a TF1 Session ran it each time "
+            "it started, and this Estimator has no Session. Local variables start "
+            "from their initializers (local_variables_initializer() and "
+            "tables_initializer() are accepted there); to start from other values, "
+            "assign them in the Scaffold's init_op or init_fn, or pass "
+            "Estimator(warm_start_from=...)."
+        )
     used = [
         f
         for f in _SCAFFOLD_FIELDS
@@ -401,6 +410,40 @@ def _check_scaffold(scaffold: Any) -> Any:
             "Scaffold's saver makes them object-based."
         )
     return checkpoint
+
+
+def _assigning_init_op(scaffold: Any) -> Any:
+    """The Scaffold's `init_op` when it does more than initialize; else None."""
+    op = getattr(scaffold, "init_op", None)
+    if op is None or variable_initializers.only_initializes(op):
+        return None
+    return op
+
+
+def _check_init_op_runs_alone(op: Any, mode: str, shared: bool) -> None:
+    """Refuses an `init_op` of its own where it would run with the steps.
+
+    It runs once, on a fresh start, where 2.15's session creation ran it
+    (`Estimator._sync`). That needs a graph whose steps run only what they
+    fetch (evaluation and prediction, and a training step cut out of one
+    shared trace) and the variables themselves captured in it (no
+    distribution strategy, whose replicas each hold a copy).
+    """
+    if tf.distribute.has_strategy():
+        where = f"under {type(tf.distribute.get_strategy()).__name__}"
+    elif mode == ModeKeys.TRAIN and not shared:
+        where = "in a training step that runs every op the model_fn builds"
+    else:
+        return
+    raise ValueError(
+        f"EstimatorSpec(scaffold=...) sets init_op={op!r}, which runs more than "
+        f"variables' and tables' initializers; a TF1 Session ran it once before the "
+        f"first step, which cannot be done {where}. Variables start from their "
+        "initializers (global_variables_initializer() and tables_initializer() are "
+        "accepted there); to start from other values, restore them in a "
+        "Scaffold(init_fn=lambda scaffold, session: ...) or pass "
+        "Estimator(warm_start_from=...)."
+    )
 
 
 def _v1_saver_settings(saver: Any, mode: str) -> v1_savers.SaverSettings:

@@ -1033,6 +1033,14 @@ class Estimator:
                 )
             elif self._warm_start_from:
                 self._warm_start(new_names)
+            init_op = model.trace.scaffold_init_ops.get(mode)
+            # Not on the weights being trained (`latest_checkpoint_held`): 2.15's
+            # in-memory evaluation fed them over whatever its init_op assigned.
+            if init_op is not None and self._synced_renamed is not None:
+                # After the initializers and the warm start, before init_fn,
+                # as 2.15's session creation ran it.
+                self._open_predictions.before_change()
+                scaffold_init_fn.run_init_op(init_op)
             scaffold = model.trace.scaffold_init_fns.get(mode)
             if scaffold is not None:
                 # After the initializers and the warm start, as 2.15's

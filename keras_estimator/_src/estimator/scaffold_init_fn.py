@@ -1,4 +1,4 @@
-"""`Scaffold(init_fn=...)`: run once on a fresh start, as 2.15's session creation ran it.
+"""A Scaffold's `init_op` and `init_fn`: run once on a fresh start, as 2.15 ran them.
 
 tf.estimator 2.15 called `init_fn(scaffold, session)` when a call found no
 checkpoint in model_dir, after the variables' initializers (and a warm
@@ -10,6 +10,10 @@ same point, eagerly: such a Saver built no ops in the model_fn
 (`tf_internals/v1_savers.py`), and its `restore` assigns the Estimator's
 variables themselves. The session it gets runs what has already run
 eagerly and explains the rest.
+
+An `init_op` that does more than initialize (assigns values of its own)
+ran just before, in the same case: here the part of the model_fn's graph it
+needs is copied out and run once, on the variables themselves.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 import tensorflow as tf
+
+from keras_estimator._src.tf_internals import ordered_traces, pruning
 
 
 class InitFnSession:
@@ -81,3 +87,23 @@ def run_init_fn(scaffold: Any) -> None:
     session alone and passes `(scaffold, session)` on.
     """
     scaffold.init_fn(InitFnSession())
+
+
+def run_init_op(op: Any) -> None:
+    """Runs a Scaffold's `init_op` once, as 2.15's session creation did.
+
+    Raises:
+        ValueError: the op needs the batch (the model_fn's features or
+            labels), which no step has given yet.
+    """
+    try:
+        run = ordered_traces.op_alone(op)
+    except pruning.PRUNE_ERRORS as error:
+        raise ValueError(
+            f"EstimatorSpec(scaffold=...) sets init_op={op!r}, which cannot run "
+            f"before the first step: {error}. A TF1 Session ran it once, before any "
+            "batch was read, so it may not depend on the features or labels. Build "
+            "it from variables and constants only, or assign the values in a "
+            "Scaffold(init_fn=lambda scaffold, session: ...)."
+        ) from error
+    run()

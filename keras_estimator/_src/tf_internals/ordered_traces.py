@@ -46,3 +46,20 @@ def trace_ordered(fn: Callable[..., Any], signature: list[Any], name: str) -> An
         collections={},
     )
     return wrap_function.WrappedFunction(graph, variable_holder=holder, signature=signature)
+
+
+def op_alone(op: Any) -> Callable[[], Any]:
+    """A function running `op` of a traced graph, and what it needs, alone.
+
+    Checked on TensorFlow 2.21. The part of `op`'s graph that `op` needs is
+    copied out (as `prune` does for a wrapped function's own fetches), with
+    the graph's captures, the variables, as captures of the copy: calling it
+    runs `op` on the variables themselves. Raises one of
+    `pruning.PRUNE_ERRORS` when `op` needs the graph's inputs.
+    """
+    from tensorflow.python.eager import wrap_function
+
+    wrapped = wrap_function.WrappedFunction(
+        op.graph, variable_holder=wrap_function.VariableHolder(share_variables=True)
+    )
+    return wrapped.prune(feeds=[], fetches=[op])  # type: ignore[no-any-return]

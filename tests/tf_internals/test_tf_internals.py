@@ -119,6 +119,12 @@ def _make_tensor_dataset(tmp_path: Path) -> Any:
     return tf.data.Dataset.from_tensors([1.0, 2.0])
 
 
+def _make_dataset_iterator(tmp_path: Path) -> Any:
+    import tensorflow as tf
+
+    return iter(tf.data.Dataset.range(2))
+
+
 def _make_per_replica_spec(tmp_path: Path) -> Any:
     import tensorflow as tf
     from tensorflow.python.distribute import values
@@ -183,6 +189,7 @@ _INSTANCES: dict[str, Callable[[Path], Any]] = {
     ),
     "tensorflow.python.data.ops.from_tensors_op:_TensorDataset": _make_tensor_dataset,
     "tensorflow.python.distribute.values:PerReplicaSpec": _make_per_replica_spec,
+    "tensorflow.python.data.ops.iterator_ops:OwnedIterator": _make_dataset_iterator,
 }
 
 

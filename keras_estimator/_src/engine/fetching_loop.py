@@ -49,6 +49,7 @@ def fetching_steps(
     logs_spec: Callable[[], dict[str, tf.TensorSpec]],
     fetched: dict[str, tf.TensorSpec],
     fetches_key: str,
+    endless: bool = False,
 ) -> Any:
     """A tf.function running up to `num_steps` fetching steps from an iterator.
 
@@ -58,6 +59,7 @@ def fetching_steps(
         logs_spec: the logs' structure without the fetches.
         fetched: key -> the spec of each fetched value (`fetched_spec`).
         fetches_key: where `one_step`'s logs hold the fetched values.
+        endless: the iterator never ends (read as `steps_loop` says).
 
     The function of `(iterator, num_steps)` returns `(steps run, last
     step's logs, whether a NaN loss ended the run, each step's global step,
@@ -77,7 +79,7 @@ def fetching_steps(
             arrays = {key: arrays[key].write(index, values[key]) for key in arrays}
             return {key: logs[key] for key in spec}, (steps, arrays)
 
-        first = iterator.get_next_as_optional()
+        first = None if endless else iterator.get_next_as_optional()
         arrays = {
             key: tf.TensorArray(value.dtype, size=0, dynamic_size=True, element_shape=value.shape)
             for key, value in fetched.items()

@@ -3,7 +3,8 @@
 `steps_loop` is the one loop of several steps in a call: a `tf.while_loop`
 over an iterator whose step count is a tensor, so a new count never
 retraces; it reads an element only for a step that will run and ends after
-a step whose loss is NaN. Everything that runs steps in a loop builds on it:
+a step whose loss is NaN (an input that never ends is read with no such
+bookkeeping). Everything that runs steps in a loop builds on it:
 `fused_steps(one_step, logs_spec)`, the loop every training and evaluation
 call runs, on one machine (`ModelFnModel`'s train and test functions) and on
 each worker of a parameter-server cluster (`ps_training`);
@@ -26,8 +27,10 @@ NAN_STEP_KEY = "_nan_loss_step"
 def fused_steps(
     one_step: Callable[[Any], dict[str, tf.Tensor]],
     logs_spec: Callable[[], dict[str, tf.TensorSpec]],
+    endless: bool = False,
 ) -> Any:
-    """A tf.function running up to `num_steps` steps from an iterator.
+    """A tf.function running up to `num_steps` steps from an iterator
+    (`endless`: one that never ends, read as `steps_loop` says).
 
     It stops early when the iterator is exhausted and returns how many steps
     ran with the last step's outputs. The next element is only fetched when
@@ -40,7 +43,7 @@ def fused_steps(
     """
 
     def run(iterator: Any, num_steps: tf.Tensor) -> Any:
-        first = iterator.get_next_as_optional()
+        first = None if endless else iterator.get_next_as_optional()
         count, logs, nan, _ = steps_loop(one_step, logs_spec(), iterator, num_steps, first)
         if nan is not None:
             logs = dict(logs, **{NAN_STEP_KEY: nan_loss_step(nan, logs)})
@@ -53,6 +56,7 @@ def fused_then_fetching(
     one_step: Callable[[Any], dict[str, tf.Tensor]],
     fetching_step: Any,
     logs_spec: Callable[[], dict[str, tf.TensorSpec]],
+    endless: bool = False,
 ) -> Any:
     """A tf.function running `num_steps - 1` fused steps, then one fetching step.
 
@@ -64,7 +68,9 @@ def fused_then_fetching(
     same step the fetching call ran, so the weights, the fetched values and
     the summaries are the same.
 
-    The function of `(iterator, num_steps)` returns `(fused steps run,
+    With `endless`, the fused steps read an iterator that never ends as
+    `steps_loop` says. The function of `(iterator, num_steps)` returns
+    `(fused steps run,
     their last logs with NAN_STEP_KEY, whether the fetching step ran, its
     outputs)`; the outputs are zeros when it did not run.
     """
@@ -75,7 +81,11 @@ def fused_then_fetching(
     def run(iterator: Any, num_steps: tf.Tensor) -> Any:
         ahead = num_steps - 1
         # No element is read for the fused steps when there are none.
-        first = tf.cond(ahead > 0, iterator.get_next_as_optional, lambda: _no_element(iterator))
+        first = (
+            None
+            if endless
+            else tf.cond(ahead > 0, iterator.get_next_as_optional, lambda: _no_element(iterator))
+        )
         count, logs, nan, _ = steps_loop(one_step, logs_spec(), iterator, ahead, first)
         logs = dict(logs)
         due = count >= ahead
@@ -126,7 +136,9 @@ def steps_loop(
         num_steps: the most steps to run (a scalar int32 tensor).
         first: the first element, an optional (empty: no step runs). The
             next element is only read when another step will run, so no
-            batch is lost between calls.
+            batch is lost between calls. None for an iterator that never
+            ends (`dataset_sources.never_ends`): each step reads its element
+            itself, with none of the optional's bookkeeping.
         record: for a loop that keeps something of every step:
             `record(index, outputs, records)` returns the step's logs (of
             `spec`'s structure) and `records` with this step's part added.
@@ -142,17 +154,36 @@ def steps_loop(
     initial_logs = tf.nest.map_structure(lambda s: tf.zeros(s.shape, s.dtype), spec)
     watch_nan = LOSS_KEY in spec and GLOBAL_STEP_KEY in spec
 
+    def run_step(count: tf.Tensor, element: Any, records: Any) -> tuple[Any, Any, Any]:
+        logs = one_step(element)
+        if record is not None:
+            logs, records = record(count, logs, records)
+        nan = tf.math.is_nan(logs[LOSS_KEY]) if watch_nan else tf.constant(False)
+        return logs, nan, records
+
+    if first is None:
+
+        def keep_reading(count: tf.Tensor, logs: Any, nan: Any, records: Any) -> tf.Tensor:
+            going = count < num_steps
+            return tf.logical_and(going, tf.logical_not(nan)) if watch_nan else going
+
+        def read_step(count: tf.Tensor, logs: Any, nan: Any, records: Any) -> Any:
+            logs, nan, records = run_step(count, iterator.get_next(), records)
+            return count + 1, logs, nan, records
+
+        count, logs, nan, records = tf.while_loop(
+            keep_reading, read_step, (tf.constant(0), initial_logs, tf.constant(False), records)
+        )
+        return count, logs, nan if watch_nan else None, records
+
     def keep_going(count: tf.Tensor, logs: Any, element: Any, nan: Any, records: Any) -> tf.Tensor:
         going = tf.logical_and(count < num_steps, element.has_value())
         return tf.logical_and(going, tf.logical_not(nan)) if watch_nan else going
 
     def step(count: tf.Tensor, logs: Any, element: Any, nan: Any, records: Any) -> Any:
-        logs = one_step(element.get_value())
-        if record is not None:
-            logs, records = record(count, logs, records)
+        logs, nan, records = run_step(count, element.get_value(), records)
         more = count + 1 < num_steps
         if watch_nan:
-            nan = tf.math.is_nan(logs[LOSS_KEY])
             more = tf.logical_and(more, tf.logical_not(nan))
         element = tf.cond(more, iterator.get_next_as_optional, lambda: element)
         return count + 1, logs, element, nan, records

@@ -35,6 +35,7 @@ from keras_estimator._src.engine.model_fn_trace import ModelFnTrace
 from keras_estimator._src.engine.run_plan import RunState
 from keras_estimator._src.engine.summaries import summary_dirs
 from keras_estimator._src.tf_internals import (
+    dataset_sources,
     distribute,
     function_calls,
     ordered_traces,
@@ -313,6 +314,7 @@ class StepFunctions:
         self._trace = trace
         self._fetching_functions: dict[Any, Any] = {}
         self._last_spec_key: tuple[Any, str] = (None, "")
+        self._last_never_ends: tuple[Any, bool] = (None, False)
         self._value_functions: dict[str, Any] = {}
         # The evaluation's fused loop for an input (one device only).
         self._evaluation_loop: Callable[[Any], Any] | None = None
@@ -618,7 +620,8 @@ class StepFunctions:
         trace of the step, or a fetched value's shape is not fixed): the
         caller runs one fetching step instead.
         """
-        key = ("every_step", *fetch_plan_key(plan), self._spec_key(iterator))
+        endless = self._never_ends(iterator)
+        key = ("every_step", *fetch_plan_key(plan), self._spec_key(iterator), endless)
         call: Any = self._fetching_functions.get(key)
         if call is None:
             shared = shared_for(iterator)
@@ -631,7 +634,11 @@ class StepFunctions:
             )
             if body is not None and fetched is not None:
                 looped = fetching_loop.fetching_steps(
-                    body, lambda: self._model.logs_specs[ModeKeys.TRAIN], fetched, FETCHES_KEY
+                    body,
+                    lambda: self._model.logs_specs[ModeKeys.TRAIN],
+                    fetched,
+                    FETCHES_KEY,
+                    endless,
                 )
                 call = (
                     looped.get_concrete_function(iterator, tf.TensorSpec([], tf.int32)),
@@ -808,6 +815,23 @@ class StepFunctions:
             pass
         return key
 
+    def _never_ends(self, iterator: Any) -> bool:
+        """Whether the iterator can never run out (`dataset_sources.never_ends`).
+
+        Its loops then read each step's element with no optional to carry
+        and test: about a tenth of a small model's fused step. Worked out
+        once per iterator.
+        """
+        cached_ref, cached = self._last_never_ends
+        if cached_ref is not None and cached_ref() is iterator:
+            return cached
+        endless = dataset_sources.never_ends(iterator)
+        try:
+            self._last_never_ends = (weakref.ref(iterator), endless)
+        except TypeError:  # not weakly referenceable: worked out again next time
+            pass
+        return endless
+
     def _planned_steps(self, run: RunState) -> int:
         planned = run.planned_steps()
         if planned is None:
@@ -898,17 +922,22 @@ class StepFunctions:
             # other update the model_fn builds in EVAL mode too.
             return _fetched_only.call(replicated_step, data, self._model.evaluation_state)
 
-        compiled = fused_loop.fused_steps(one_step, lambda: self._model.logs_specs[mode])
-        traced: dict[str, Any] = {}
+        compiled = {
+            endless: fused_loop.fused_steps(one_step, lambda: self._model.logs_specs[mode], endless)
+            for endless in (False, True)
+        }
+        traced: dict[tuple[str, bool], Any] = {}
 
         def loop_for(iterator: Any) -> Any:
-            key = self._spec_key(iterator)
+            # A distributed iterator (several replicas) keeps the optional's test.
+            endless = self._never_ends(iterator)
+            key = (self._spec_key(iterator), endless)
             concrete = traced.get(key)
             if concrete is None:
                 shared = shared_for(iterator)
                 tracing[0] = None if shared is None else shared.fused_step()
                 try:
-                    concrete = compiled.get_concrete_function(
+                    concrete = compiled[endless].get_concrete_function(
                         iterator, tf.TensorSpec([], tf.int32)
                     )
                 finally:
@@ -938,7 +967,8 @@ class StepFunctions:
                 # Every worker must call the same functions: each runs its
                 # steps ahead, then the fetching step, in calls of their own.
                 return None
-            key = ("ahead", *fetch_plan_key(plan), self._spec_key(iterator))
+            endless = self._never_ends(iterator)
+            key = ("ahead", *fetch_plan_key(plan), self._spec_key(iterator), endless)
             concrete = self._fetching_functions.get(key)
             if concrete is None:
                 concrete = False
@@ -955,7 +985,7 @@ class StepFunctions:
                     tracing[0] = fused_step
                     try:
                         concrete = fused_loop.fused_then_fetching(
-                            one_step, last, lambda: self._model.logs_specs[mode]
+                            one_step, last, lambda: self._model.logs_specs[mode], endless
                         ).get_concrete_function(iterator, tf.TensorSpec([], tf.int32))
                     finally:
                         tracing[0] = None

@@ -594,10 +594,44 @@ class StepFunctions:
                 else _EagerFirst(fetching, shared.graph, compiled)
             )
             self._fetching_functions[key] = call
+        if kind == "train" and isinstance(call, _EagerFirst) and call.compiles_next:
+            served = self._fetch_in_run_function(iterator, plan)
+            if served is not None:
+                return served
         try:
             outputs = dict(call(iterator))
         except tf.errors.OutOfRangeError:
             return 0, {}
+        self._model.run_state.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
+        return 1, outputs
+
+    def _fetch_in_run_function(
+        self, iterator: Any, plan: _fetches.FetchPlan
+    ) -> tuple[int, dict[str, Any]] | None:
+        """One fetching step through the compiled run that ends with it, if made.
+
+        A training call's first step fetches for the hooks on its own; the
+        runs after it fuse their steps with such a fetching step
+        (`ahead_then_fetch`). The next call's first step would compile the
+        lone step (a trace of its own, tens of milliseconds); the run's
+        function with no step ahead runs the same fetching step on the same
+        element instead. None when there is no such function yet.
+        """
+        key = (
+            "ahead",
+            *fetch_plan_key(plan),
+            self._spec_key(iterator),
+            self._never_ends(iterator),
+        )
+        concrete = self._fetching_functions.get(key)
+        if not concrete:
+            return None
+        _, _, fetched, outputs = function_calls.call_traced(
+            concrete, iterator, tf.constant(1, tf.int32)
+        )
+        if not bool(fetched):
+            return 0, {}  # the input has ended
+        outputs = dict(outputs)
         self._model.run_state.fetches.results = _fetches.to_numpy(outputs.pop(FETCHES_KEY))
         return 1, outputs
 
@@ -1142,6 +1176,11 @@ class _EagerFirst:
         self._compiled: Any = None
         self._ran = False
         self._single_threaded = step_call.allows_single_thread(graph)
+
+    @property
+    def compiles_next(self) -> bool:
+        """Whether its next run compiles the step (it ran once, eagerly)."""
+        return self._ran and self._compiled is None
 
     @property
     def single_threaded(self) -> bool:

@@ -617,13 +617,7 @@ class StepFunctions:
         function with no step ahead runs the same fetching step on the same
         element instead. None when there is no such function yet.
         """
-        key = (
-            "ahead",
-            *fetch_plan_key(plan),
-            self._spec_key(iterator),
-            self._never_ends(iterator),
-        )
-        concrete = self._fetching_functions.get(key)
+        concrete = self._fetching_functions.get(self._ahead_key(iterator, plan))
         if not concrete:
             return None
         _, _, fetched, outputs = function_calls.call_traced(
@@ -849,6 +843,11 @@ class StepFunctions:
             pass
         return key
 
+    def _ahead_key(self, iterator: Any, plan: _fetches.FetchPlan) -> tuple[Any, ...]:
+        """Where the run of fused steps ending with `plan`'s fetching step is cached
+        (`ahead_then_fetch`, also read by `_fetch_in_run_function`)."""
+        return ("ahead", *fetch_plan_key(plan), self._spec_key(iterator), self._never_ends(iterator))
+
     def _never_ends(self, iterator: Any) -> bool:
         """Whether the iterator can never run out (`dataset_sources.never_ends`).
 
@@ -1001,8 +1000,8 @@ class StepFunctions:
                 # Every worker must call the same functions: each runs its
                 # steps ahead, then the fetching step, in calls of their own.
                 return None
+            key = self._ahead_key(iterator, plan)
             endless = self._never_ends(iterator)
-            key = ("ahead", *fetch_plan_key(plan), self._spec_key(iterator), endless)
             concrete = self._fetching_functions.get(key)
             if concrete is None:
                 concrete = False

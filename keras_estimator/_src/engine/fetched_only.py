@@ -18,7 +18,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.tf_internals import control_edges
+from keras_estimator._src.tf_internals import control_edges, pruning
 
 # Ops that write a resource variable through its handle (input 0).
 _WRITES = frozenset(
@@ -114,9 +114,7 @@ def call_traced_with(
     ]
     tensors = [t for t in extra if isinstance(t, tf.Tensor)]
     operations = [op for op in extra if isinstance(op, tf.Operation)]
-    pruned = traced.prune(
-        feeds=feeds, fetches=[flat_outputs + tensors, updates + operations]
-    )
+    pruned = pruning.prune(traced, feeds, [flat_outputs + tensors, updates + operations])
     # TensorFlow's closure binds itself when the calling function runs (or
     # gives the value, when called eagerly), as a list of tensors.
     late_values = [tensor for closure, _ in late_bound for tensor in closure()]

@@ -176,7 +176,7 @@ class _SharedStep:
                 feeds = feeds + [writer.flag, writer.handle]
         tensors = [t for t in extra if isinstance(t, tf.Tensor)]
         ops = ops + [op for op in extra if isinstance(op, tf.Operation)]
-        pruned = self.wrapped.prune(feeds=feeds, fetches=[self._outputs + tensors, ops])
+        pruned = pruning.prune(self.wrapped, feeds, [self._outputs + tensors, ops])
         if not directories and any(
             op.type in _SUMMARY_OPS for op in pruned.graph.get_operations()
         ):
@@ -385,7 +385,7 @@ class StepFunctions:
 
         wrapped = tf.compat.v1.wrap_function(traced, signature=[element_spec])
         try:
-            return wrapped.prune(feeds=[], fetches=wrapped.structured_outputs)
+            return pruning.prune(wrapped, [], wrapped.structured_outputs)
         except pruning.PRUNE_ERRORS:
             return False
 
@@ -803,7 +803,7 @@ class StepFunctions:
             # of its reads: running it reads the metric variables and updates
             # nothing.
             try:
-                self._value_functions[key] = traced.prune(feeds=[], fetches=values)
+                self._value_functions[key] = pruning.prune(traced, [], values)
             except pruning.PRUNE_ERRORS:
                 self._value_functions[key] = False
         return _SharedEvaluation(traced, self._model.evaluation_state)

@@ -33,7 +33,12 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.engine import queue_input
-from keras_estimator._src.tf_internals import eager_op_types, graph_seeds, v1_iterators
+from keras_estimator._src.tf_internals import (
+    eager_op_types,
+    graph_seeds,
+    pruning,
+    v1_iterators,
+)
 
 _HOW_TO_RETURN_A_DATASET = (
     "Return the dataset itself from input_fn (e.g. `return dataset`, mapping "
@@ -148,7 +153,7 @@ def _dataset_from_graph_call(call: Callable[[], Any], first: _Recording) -> Any:
 def _mapped_dataset(wrapped: Any, used: list[_RecordingIterator], outputs: Any) -> Any:
     feeds = [p for it in used for p in it.flat_placeholders()]
     flat_outputs = tf.nest.flatten(outputs, expand_composites=True)
-    function = wrapped.prune(feeds, flat_outputs)
+    function = pruning.prune(wrapped, feeds, flat_outputs)
 
     def apply(*elements: Any) -> Any:
         flat = [t for e in elements for t in tf.nest.flatten(e, expand_composites=True)]
@@ -179,7 +184,7 @@ def _run_table_initializers(wrapped: Any, recording: _Recording) -> None:
                 "element is read. Build the table from values that do not "
                 "come from the iterator."
             )
-    wrapped.prune([], initializers)()
+    pruning.prune(wrapped, [], initializers)()
 
 
 def _check_no_foreign_placeholders(graph: Any, recording: _Recording) -> None:

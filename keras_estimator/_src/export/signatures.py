@@ -22,7 +22,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from keras_estimator._src.tf_internals import deprecation_notices
+from keras_estimator._src.tf_internals import deprecation_notices, pruning
 
 logger = logging.getLogger("keras_estimator")
 
@@ -142,7 +142,7 @@ def signature_function(wrapped: Any, graph: Any, name: str, signature_def: Any) 
     for position, tensor in enumerate(tensors):
         positions.setdefault(tensor.name, position)
     feeds = [tensors[position] for position in positions.values()]
-    pruned = wrapped.prune(feeds=feeds, fetches=outputs)
+    pruned = pruning.prune(wrapped, feeds, outputs)
 
     capture_names = _capture_names(
         len(pruned.captured_inputs), {key.lower() for key in inputs}

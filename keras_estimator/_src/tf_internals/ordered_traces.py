@@ -59,7 +59,9 @@ def op_alone(op: Any) -> Callable[[], Any]:
     """
     from tensorflow.python.eager import wrap_function
 
+    from keras_estimator._src.tf_internals import pruning
+
     wrapped = wrap_function.WrappedFunction(
         op.graph, variable_holder=wrap_function.VariableHolder(share_variables=True)
     )
-    return wrapped.prune(feeds=[], fetches=[op])  # type: ignore[no-any-return]
+    return pruning.prune(wrapped, [], [op])

@@ -725,16 +725,7 @@ CASES = [
     pytest.param(
         "migrate_feature_columns_estimator.py", check_migrate_feature_columns_estimator
     ),
-    pytest.param(
-        "migrate_debugging_model_fn.py",
-        check_migrate_debugging_model_fn,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="AttributeError: module 'keras.utils' has no attribute "
-            "'DeterministicRandomTestTool' (tf.compat.v1.keras is Keras 3, which "
-            "has no such tool; 2.15's tf.keras 2 had it)",
-        ),
-    ),
+    pytest.param("migrate_debugging_model_fn.py", check_migrate_debugging_model_fn),
     pytest.param(
         "migrate_checkpoint_saver.py",
         check_migrate_checkpoint_saver_one_eval_event_file,

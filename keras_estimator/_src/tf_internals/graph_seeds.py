@@ -33,7 +33,8 @@ Private symbols touched: `random_seed._graph_to_seed_dict`, the per-graph
 count `get_seed` reads and advances (a weak dict keyed by graph), the eager
 context's `_seed` and `_rng` (the global seed, and the generator its
 `_internal_operation_seed` draws from, which a context never seeded lacks),
-`random_seed.get_seed` (wrapped while an input_fn runs, in its thread only),
+`random_seed.get_seed` (wrapped while an input_fn runs, in its thread only,
+and replaced inside `seeds_from`),
 its `_truncate_seed` and `DEFAULT_GRAPH_SEED`, and the context's
 `clear_kernel_cache`.
 """
@@ -154,6 +155,23 @@ def _restarting_kernels(seen: InputFnRandomOps, graph_seed: int | None) -> Itera
         yield
         return
     random_seed.get_seed = _RestartingSeeds(original, threading.get_ident(), seen, graph_seed)
+    try:
+        yield
+    finally:
+        random_seed.get_seed = original
+
+
+@contextlib.contextmanager
+def seeds_from(get_seed: Any) -> Iterator[None]:
+    """Inside, every random op asks `get_seed(op_seed)` for its seed pair.
+
+    For `DeterministicRandomTestTool.scope()`, which replaces TensorFlow's
+    own answer, as tf.keras 2.15's tool did, until the block ends.
+    """
+    from tensorflow.python.framework import random_seed
+
+    original = random_seed.get_seed
+    random_seed.get_seed = get_seed
     try:
         yield
     finally:

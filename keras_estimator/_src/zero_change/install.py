@@ -13,6 +13,9 @@ runs unmodified in the same process:
 * `tf.keras.optimizers.legacy.{Adagrad,Adam,Ftrl,RMSprop,SGD,Optimizer}`,
   which raise ImportError in Keras 3, are this package's stand-ins for
   canned estimators (`canned.legacy_optimizers`);
+* `tf.compat.v1.keras.utils.DeterministicRandomTestTool`, which Keras 3
+  dropped and TensorFlow's migration guides use around a TF1 model_fn, is
+  this package's (`zero_change.deterministic_random`);
 * `tf.losses` / `tf.keras.losses` gain the lowercase loss functions 2.15
   had under long names (`mean_squared_error`, `mean_absolute_error`, ...),
   which Keras 3 keeps only in `keras.losses`;
@@ -186,7 +189,24 @@ def _wanted_patches() -> list[tuple[Any, str, Any]]:
         patches.extend(_dense_features_patches(tf_keras))
         patches.extend(_legacy_optimizer_patches(tf_keras))
         patches.extend(_loss_alias_patches(tf_keras))
+        patches.extend(_random_test_tool_patches(tf_keras))
     return patches
+
+
+def _random_test_tool_patches(tf_keras: Any) -> list[tuple[Any, str, Any]]:
+    """`tf.compat.v1.keras.utils.DeterministicRandomTestTool`, where Keras has none.
+
+    TensorFlow's migration guides run a TF1 model_fn under it. Keras 3.15's
+    `tf.keras.utils` is also `tf.compat.v1.keras.utils`.
+    """
+    utils = getattr(tf_keras, "utils", None)
+    if utils is None or hasattr(utils, "DeterministicRandomTestTool"):
+        return []
+    from keras_estimator._src.zero_change.deterministic_random import (
+        DeterministicRandomTestTool,
+    )
+
+    return [(utils, "DeterministicRandomTestTool", DeterministicRandomTestTool)]
 
 
 # Lowercase loss functions tf.losses / tf.keras.losses had in 2.15 under

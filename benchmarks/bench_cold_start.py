@@ -63,6 +63,9 @@ REPO = _HERE.parent
 PROGRAMS = REPO / "tests" / "programs"
 if str(_HERE) not in sys.path:
     sys.path.insert(0, str(_HERE))
+# This checkout's package, not whichever one the interpreter has installed.
+if str(REPO) not in sys.path:
+    sys.path.insert(1, str(REPO))
 
 from _runner import (  # noqa: E402
     alternating_rounds,
@@ -194,6 +197,10 @@ def run_program(python: str, program: Path, ours: bool) -> dict[str, Any]:
         "BENCH_OURS": "1" if ours else "0",
         "BENCH_EXIT_MARKER": EXIT_MARKER,
     }
+    if ours:  # this checkout's package, not whichever one is installed
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(REPO), os.environ.get("PYTHONPATH")])
+        )
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     completed = subprocess.run(

@@ -72,6 +72,8 @@ DEVIATIONS = {
 def run(python: str, program: Path, ours: bool) -> tuple[dict | None, str, float]:
     """Runs one program; returns (RESULT dict or None, error line, seconds)."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
+    if ours:  # this checkout's package, not whichever one is installed
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     command = [python, "-c", ZERO_CHANGE_LAUNCHER, str(program)] if ours else [python, str(program)]
     start = time.perf_counter()
     try:

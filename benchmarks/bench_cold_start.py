@@ -115,10 +115,9 @@ def load_average() -> str:
 
 def _phase_timers() -> dict[str, float]:
     """Wraps the cold start's parts on our side; returns the CPU ms table they fill."""
-    from tensorflow.python.eager import wrap_function
-
     from keras_estimator._src.checkpoint import checkpoints
     from keras_estimator._src.engine import model_fn_trace, step_functions
+    from keras_estimator._src.tf_internals import pruning
 
     spent: dict[str, float] = collections.defaultdict(float)
 
@@ -136,7 +135,7 @@ def _phase_timers() -> dict[str, float]:
         setattr(owner, name, timed)
 
     wrap(model_fn_trace.ModelFnTrace, "call", "model_fn trace (variables, v1 Adam, gradients)")
-    wrap(wrap_function.WrappedFunction, "prune", "pruned copies of the step (lift_to_graph)")
+    wrap(pruning, "prune", "pruned copies of the step")
     wrap(step_functions._SharedStep, "_call_pruned", "first call of the step (grappler, kernels)")
     wrap(checkpoints, "save", "checkpoint saves (steps 0 and 1)")
     return spent

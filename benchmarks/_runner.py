@@ -96,6 +96,12 @@ ZERO_CHANGE_LAUNCHER = (
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def checkout_first(env: dict[str, str]) -> dict[str, str]:
+    """`env` with this checkout first on PYTHONPATH, so a run of ours started
+    outside the repository's root imports its package, not an installed one."""
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [REPO, env.get("PYTHONPATH")]))}
+
+
 def run_worker(python: Any, script: Sequence[Any], ours: bool) -> dict[str, Any]:
     """`script`'s ``RESULT`` JSON, run by `python`, after ``install()`` if `ours`.
 

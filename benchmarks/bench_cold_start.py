@@ -69,6 +69,7 @@ if str(REPO) not in sys.path:
 
 from _runner import (  # noqa: E402
     alternating_rounds,
+    checkout_first,
     make_log,
     median_range,
     ratio_line,
@@ -196,10 +197,8 @@ def run_program(python: str, program: Path, ours: bool) -> dict[str, Any]:
         "BENCH_OURS": "1" if ours else "0",
         "BENCH_EXIT_MARKER": EXIT_MARKER,
     }
-    if ours:  # this checkout's package, not whichever one is installed
-        env["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [str(REPO), os.environ.get("PYTHONPATH")])
-        )
+    if ours:
+        env = checkout_first(env)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     completed = subprocess.run(

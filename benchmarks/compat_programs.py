@@ -39,7 +39,7 @@ PROGRAMS = REPO / "tests" / "programs"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _ref_venv  # noqa: E402
-from _runner import ZERO_CHANGE_LAUNCHER  # noqa: E402
+from _runner import ZERO_CHANGE_LAUNCHER, checkout_first  # noqa: E402
 
 TIMEOUT_S = 300
 ABS_TOLERANCE = 0.05
@@ -72,8 +72,8 @@ DEVIATIONS = {
 def run(python: str, program: Path, ours: bool) -> tuple[dict | None, str, float]:
     """Runs one program; returns (RESULT dict or None, error line, seconds)."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
-    if ours:  # this checkout's package, not whichever one is installed
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    if ours:
+        env = checkout_first(env)
     command = [python, "-c", ZERO_CHANGE_LAUNCHER, str(program)] if ours else [python, str(program)]
     start = time.perf_counter()
     try:

@@ -147,26 +147,11 @@ class _RestartingSeeds:
 
 
 @contextlib.contextmanager
-def _restarting_kernels(seen: InputFnRandomOps, graph_seed: int | None) -> Iterator[None]:
-    from tensorflow.python.framework import random_seed
-
-    original = random_seed.get_seed
-    if isinstance(original, _RestartingSeeds):  # an input_fn called inside one
-        yield
-        return
-    random_seed.get_seed = _RestartingSeeds(original, threading.get_ident(), seen, graph_seed)
-    try:
-        yield
-    finally:
-        random_seed.get_seed = original
-
-
-@contextlib.contextmanager
 def seeds_from(get_seed: Any) -> Iterator[None]:
     """Inside, every random op asks `get_seed(op_seed)` for its seed pair.
 
-    For `DeterministicRandomTestTool.scope()`, which replaces TensorFlow's
-    own answer, as tf.keras 2.15's tool did, until the block ends.
+    TensorFlow's own answer comes back when the block ends. Used while an
+    input_fn runs and by `DeterministicRandomTestTool.scope()`.
     """
     from tensorflow.python.framework import random_seed
 
@@ -176,6 +161,18 @@ def seeds_from(get_seed: Any) -> Iterator[None]:
         yield
     finally:
         random_seed.get_seed = original
+
+
+@contextlib.contextmanager
+def _restarting_kernels(seen: InputFnRandomOps, graph_seed: int | None) -> Iterator[None]:
+    from tensorflow.python.framework import random_seed
+
+    original = random_seed.get_seed
+    if isinstance(original, _RestartingSeeds):  # an input_fn called inside one
+        yield
+        return
+    with seeds_from(_RestartingSeeds(original, threading.get_ident(), seen, graph_seed)):
+        yield
 
 
 @contextlib.contextmanager

@@ -40,7 +40,9 @@ from __future__ import annotations
 from typing import Any
 
 import tensorflow as tf
-from tensorflow.python.ops import op_selector
+from tensorflow.python.eager import wrap_function
+from tensorflow.python.framework import func_graph
+from tensorflow.python.ops import op_selector, resource_variable_ops
 
 TOUCHES = (
     "tensorflow.python.ops.op_selector:UnliftableError",
@@ -89,9 +91,6 @@ def prune(wrapped: Any, feeds: Any, fetches: Any) -> Any:
         if not isinstance(e, tf.Operation)
         for t in tf.nest.flatten(e, expand_composites=True)
     ]
-    from tensorflow.python.eager import wrap_function
-    from tensorflow.python.framework import func_graph
-
     with graph.as_default():
         pruned_graph = func_graph.FuncGraph("pruned")
     try:
@@ -174,8 +173,7 @@ def _copy_part(base: Any, graph: Any, targets: list[Any], feeds: list[Any]) -> _
     are named so that no imported name collides with them or their scopes.
     Returns the map from `base`'s tensors and operations to their copies.
     """
-    captured = {id(c) for c in base.internal_captures}
-    sources = list(base.internal_captures) + [t for t in feeds if id(t) not in captured]
+    sources = list(base.internal_captures) + feeds  # `prune` left captures out of feeds
     source_of_op = {id(t.op): t for t in sources}
     if len(source_of_op) != len(sources):
         raise _NotCopied()  # several outputs of one op fed
@@ -278,8 +276,6 @@ def _placeholder_like(source: Any, free_name: Any) -> Any:
     A `PlaceholderWithDefault` of a constant keeps its default. `free_name`
     turns a name into one no copied op collides with.
     """
-    from tensorflow.python.ops import resource_variable_ops
-
     name = free_name(source.op.name)
     with tf.device(source.op.device):
         if source.op.type == "PlaceholderWithDefault":  # of a constant
@@ -311,8 +307,6 @@ def _copy_static_info(before: Any, after: Any) -> None:
         except ValueError:
             pass  # the copy's own inference disagrees: it knows its graph
     if before.dtype == tf.resource:
-        from tensorflow.python.ops import resource_variable_ops
-
         handle_data = resource_variable_ops.get_resource_handle_data(before)
         if handle_data.shape_and_type:
             resource_variable_ops._set_handle_shapes_and_types(

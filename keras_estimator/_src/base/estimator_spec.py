@@ -330,7 +330,11 @@ class KerasMetricOps(tuple):  # type: ignore[type-arg]
 
     def __new__(cls, metric: keras.metrics.Metric) -> KerasMetricOps:
         value = tf.convert_to_tensor(metric.result())
-        reads = [tf.identity(tf.convert_to_tensor(v)) for v in metric.variables]
+        # In a plain TF1 graph, run by the program's own Session, the update
+        # op runs the graph's writes to the metric's variables, as 2.15's
+        # did (a traced step runs them itself).
+        with tf.control_dependencies(_plain_graph_writes(metric)):
+            reads = [tf.identity(tf.convert_to_tensor(v)) for v in metric.variables]
         update_op = tf.group(*reads)
         ops = super().__new__(cls, (value, update_op))
         ops.metric = metric
@@ -343,6 +347,33 @@ _READING_OPS = frozenset({"ReadVariableOp", "VarIsInitializedOp", "VariableShape
 _WRITING_OPS = frozenset(
     {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
 )
+
+
+def _plain_graph_writes(metric: keras.metrics.Metric) -> list[Any]:
+    """The ops of a plain (not function) graph being built that write `metric`'s variables."""
+    graph = tf.compat.v1.get_default_graph()
+    if tf.executing_eagerly() or getattr(graph, "captures", None) is not None:
+        return []
+    handles, initializers = set(), set()
+    for variable in metric.variables:
+        handle = getattr(variable, "handle", None)
+        if isinstance(handle, tf.Tensor) and getattr(handle, "graph", None) is graph:
+            handles.add(handle.name)
+            # The variable's own initializing assignment is not an update.
+            for held in (variable, getattr(variable, "value", None)):
+                initializer = getattr(held, "initializer", None)
+                if isinstance(initializer, tf.Operation):
+                    initializers.add(initializer.name)
+    if not handles:
+        return []
+    return [
+        op
+        for op in graph.get_operations()
+        if op.type in _WRITING_OPS
+        and op.inputs
+        and op.inputs[0].name in handles
+        and op.name not in initializers
+    ]
 
 
 def _metric_updates(metric: keras.metrics.Metric) -> tuple[str, Any]:

@@ -67,3 +67,28 @@ def test_regression_head_metrics_before_and_after_two_updates():
     assert after == pytest.approx(
         {"average_loss": 6.5, "prediction/mean": 43.0, "label/mean": 43.5}
     )
+
+
+def test_multi_label_head_checks_labels_fed_with_unknown_shape():
+    # 2.15's multi_label_head_test: labels of unknown rank, fed at run time,
+    # are checked when the loss runs. Rank-1 labels [2] failed 2.15's rank
+    # check; they must not broadcast against the expected shape [2, 2].
+    head = ke.MultiLabelHead(n_classes=2)
+    logits = np.array(((-1.0, 1.0), (-1.5, 1.5)), dtype=np.float32)
+    with tf.Graph().as_default():
+        labels = tf.compat.v1.placeholder(dtype=tf.int64)
+        loss = head.loss(logits=logits, labels=labels, features=FEATURES, mode=ke.ModeKeys.EVAL)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.local_variables_initializer())
+            good = session.run(loss, {labels: np.array(((1, 0), (1, 1)), dtype=np.int64)})
+            assert np.isfinite(good)
+            with pytest.raises(
+                tf.errors.InvalidArgumentError,
+                match=r"\[expected_labels_shape: \] \[2 2\] \[labels_shape: \] \[2 1\]",
+            ):
+                session.run(loss, {labels: np.array(((1,), (1,)), dtype=np.int64)})
+            with pytest.raises(
+                tf.errors.InvalidArgumentError,
+                match=r"labels shape must be \[D0, D1, ... DN, 2\]\..*\[Received shape: \] \[2\]",
+            ):
+                session.run(loss, {labels: np.array((1, 1), dtype=np.int64)})

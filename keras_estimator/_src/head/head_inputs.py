@@ -137,16 +137,24 @@ def check_labels(labels: Any, logits: tf.Tensor, labels_dimension: int) -> tf.Te
         )
     if labels.shape.is_fully_defined() and expected.is_fully_defined():
         return labels
+    message = (
+        f"labels shape must be [D0, D1, ... DN, {labels_dimension}]. Suggested Fix: "
+        "check your n_classes argument to the head and/or the shape of your label."
+    )
+    checks = []
+    if rank is None:
+        # Shapes of different lengths would broadcast in the comparison
+        # below ([B] against [B, 1] passes), so the rank is checked first.
+        checks.append(tf.compat.v1.debugging.assert_rank_at_least(labels, 2, message=message))
     expected_dynamic = tf.concat([tf.shape(logits)[:-1], [labels_dimension]], 0)
+    with tf.control_dependencies(checks):
+        labels_shape = tf.shape(labels)
     # 2.15's message and data, which its graph-mode tests match when the step runs.
     check = tf.compat.v1.debugging.assert_equal(
         expected_dynamic,
-        tf.shape(labels),
-        data=["expected_labels_shape: ", expected_dynamic, "labels_shape: ", tf.shape(labels)],
-        message=(
-            f"labels shape must be [D0, D1, ... DN, {labels_dimension}]. Suggested Fix: "
-            "check your n_classes argument to the head and/or the shape of your label."
-        ),
+        labels_shape,
+        data=["expected_labels_shape: ", expected_dynamic, "labels_shape: ", labels_shape],
+        message=message,
     )
     with tf.control_dependencies([check]):
         return tf.identity(labels)

@@ -11,6 +11,7 @@ training loss adds `regularization_losses`.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -36,24 +37,32 @@ PREDICT_SERVING_KEY = "predict"
 DEFAULT_SERVING_KEY = "serving_default"
 
 
-class Head:
-    """Interface of a head; see the module. Subclasses implement every method."""
+class Head(abc.ABC):
+    """Interface of a head; see the module.
+
+    Subclasses implement the abstract members and either
+    `create_estimator_spec` or `_create_tpu_estimator_spec`, as in 2.15.
+    """
 
     @property
+    @abc.abstractmethod
     def name(self) -> str | None:
         """The head's name (prefixes its metric keys in a `MultiHead`)."""
         raise NotImplementedError
 
     @property
+    @abc.abstractmethod
     def logits_dimension(self) -> int:
         """The size of the last dimension of the logits the head expects."""
         raise NotImplementedError
 
     @property
+    @abc.abstractmethod
     def loss_reduction(self) -> str:
         """How the training loss is reduced over the batch."""
         raise NotImplementedError
 
+    @abc.abstractmethod
     def loss(
         self,
         labels: Any,
@@ -65,14 +74,17 @@ class Head:
         """The training loss: weighted, reduced, plus `regularization_losses`."""
         raise NotImplementedError
 
+    @abc.abstractmethod
     def predictions(self, logits: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
         """The prediction dict (only `keys` if given)."""
         raise NotImplementedError
 
+    @abc.abstractmethod
     def metrics(self, regularization_losses: Sequence[Any] | None = None) -> dict[str, Any]:
         """New Keras metric objects for one evaluation, by metric key."""
         raise NotImplementedError
 
+    @abc.abstractmethod
     def update_metrics(
         self,
         eval_metrics: dict[str, Any],
@@ -97,6 +109,80 @@ class Head:
         regularization_losses: Sequence[Any] | None = None,
     ) -> EstimatorSpec:
         """The `EstimatorSpec` of `mode` for these logits.
+
+        In TRAIN mode exactly one of `optimizer` (with `trainable_variables`)
+        or `train_op_fn(loss)` makes the train op; `update_ops` run with it.
+        Here, the `EstimatorSpec` of the subclass's `_create_tpu_estimator_spec`.
+        """
+        try:
+            tpu_spec = self._create_tpu_estimator_spec(
+                features=features,
+                mode=mode,
+                logits=logits,
+                labels=labels,
+                optimizer=optimizer,
+                trainable_variables=trainable_variables,
+                train_op_fn=train_op_fn,
+                update_ops=update_ops,
+                regularization_losses=regularization_losses,
+            )
+        except NotImplementedError:
+            raise NotImplementedError(
+                "Subclasses of Head must implement `create_estimator_spec()` or "
+                f"_create_tpu_estimator_spec(). {type(self).__name__} implements neither."
+            ) from None
+        return tpu_spec.as_estimator_spec()
+
+    def _create_tpu_estimator_spec(
+        self,
+        features: Any,
+        mode: str,
+        logits: Any,
+        labels: Any = None,
+        optimizer: Any = None,
+        trainable_variables: Sequence[Any] | None = None,
+        train_op_fn: Callable[[Any], Any] | None = None,
+        update_ops: Sequence[Any] | None = None,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> Any:
+        """A `TPUEstimatorSpec` of `mode`, for heads that build one."""
+        raise NotImplementedError("TPUEstimatorSpec not available for this model head.")
+
+    def export_outputs(self, predictions: Mapping[str, Any]) -> dict[str, Any]:
+        """The SavedModel signatures of this head's predictions."""
+        raise NotImplementedError
+
+
+class WeightedHead(Head):
+    """What the single heads share: a name, example weights, the reduced loss.
+
+    Subclasses set `_name`, `_weight_column`, `_loss_reduction` and
+    `_loss_fn`, and implement `processed_labels(labels, logits)` (labels
+    checked against the logits, in the form the loss takes) and
+    `unweighted_loss(labels, logits, features)` (one loss per position).
+    Logits are `[D0, ... DN, logits_dimension]`; see `head_inputs`.
+    """
+
+    _name: str | None
+    _weight_column: Any
+    _loss_reduction: str
+    _loss_fn: Callable[..., Any] | None = None
+    # Whether example weights may also be given per logit ([D0..DN, dimension]).
+    _per_logit_weights = False
+
+    def create_estimator_spec(
+        self,
+        features: Any,
+        mode: str,
+        logits: Any,
+        labels: Any = None,
+        optimizer: Any = None,
+        trainable_variables: Sequence[Any] | None = None,
+        train_op_fn: Callable[[Any], Any] | None = None,
+        update_ops: Sequence[Any] | None = None,
+        regularization_losses: Sequence[Any] | None = None,
+    ) -> EstimatorSpec:
+        """The `EstimatorSpec` of `mode`; see `Head.create_estimator_spec`.
 
         In TRAIN mode exactly one of `optimizer` (with `trainable_variables`)
         or `train_op_fn(loss)` makes the train op; `update_ops` run with it.
@@ -125,28 +211,6 @@ class Head:
         )
         loss_summaries(self.name, loss, regularization_losses)
         return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
-
-    def export_outputs(self, predictions: Mapping[str, Any]) -> dict[str, Any]:
-        """The SavedModel signatures of this head's predictions."""
-        raise NotImplementedError
-
-
-class WeightedHead(Head):
-    """What the single heads share: a name, example weights, the reduced loss.
-
-    Subclasses set `_name`, `_weight_column`, `_loss_reduction` and
-    `_loss_fn`, and implement `processed_labels(labels, logits)` (labels
-    checked against the logits, in the form the loss takes) and
-    `unweighted_loss(labels, logits, features)` (one loss per position).
-    Logits are `[D0, ... DN, logits_dimension]`; see `head_inputs`.
-    """
-
-    _name: str | None
-    _weight_column: Any
-    _loss_reduction: str
-    _loss_fn: Callable[..., Any] | None = None
-    # Whether example weights may also be given per logit ([D0..DN, dimension]).
-    _per_logit_weights = False
 
     @property
     def name(self) -> str | None:

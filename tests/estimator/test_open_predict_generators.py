@@ -127,10 +127,11 @@ def test_a_variable_that_cannot_be_put_back_leaves_training_alone(tmp_path, capl
     assert [float(p["p"]) for p in generator] == pytest.approx(trained[2:], abs=1e-6)
 
 
-def test_a_generator_used_while_another_thread_trains_leaves_training_alone(
-    tmp_path, caplog
-):
+def test_a_generator_used_while_another_thread_trains_waits_for_it(tmp_path, caplog):
+    # Its batch waits for the training call, then predicts with the values
+    # it started with; training is left alone.
     import threading
+    import time
 
     def train_with_a_pause(est, paused, resume):
         class Pause(ke.SessionRunHook):
@@ -152,16 +153,23 @@ def test_a_generator_used_while_another_thread_trains_leaves_training_alone(
     paused, resume = threading.Event(), threading.Event()
     trainer = threading.Thread(target=train_with_a_pause, args=(est, paused, resume))
     caplog.set_level("WARNING", logger="keras_estimator")
+    got = []
+    reader = threading.Thread(target=lambda: got.append(float(next(generator)["p"])))
     trainer.start()
     try:
         assert paused.wait(60)
-        # Mid-training in the other thread: no values are swapped under it.
-        next(generator)
-        assert any("another thread trains" in r.getMessage() for r in caplog.records)
+        reader.start()
+        deadline = time.monotonic() + 60
+        while not any("waits for the train()" in r.getMessage() for r in caplog.records):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert not got  # mid-training in the other thread
     finally:
         resume.set()
         trainer.join(60)
-    assert not trainer.is_alive()
+        reader.join(60)
+    assert not trainer.is_alive() and not reader.is_alive()
+    assert got == pytest.approx([0.72], abs=1e-6)
     assert est.get_variable_value("w") == pytest.approx(alone.get_variable_value("w"))
     assert est.get_variable_value("global_step") == 7
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -31,14 +30,11 @@ class HeldValues:
 
     Args:
         variables: the variables its predicting function reads.
-        changes: held by a call changing the variables while it runs (see
-            `OpenPredictions.changing`).
     """
 
-    def __init__(self, variables: Sequence[tf.Variable], changes: threading.RLock) -> None:
+    def __init__(self, variables: Sequence[tf.Variable]) -> None:
         self._variables = list(variables)
         self._kept: list[tf.Tensor] | None = None
-        self._changes = changes
 
     def keep(self) -> None:
         """Copies the values now in the variables, unless a copy is kept already.
@@ -66,30 +62,21 @@ class HeldValues:
 
     @contextlib.contextmanager
     def in_place(self) -> Iterator[None]:
-        """Runs the enclosed batch with the kept values in the variables."""
+        """Runs the enclosed batch with the kept values in the variables.
+
+        The batch runs holding the Estimator (`call_lock`): no other
+        thread's call runs on the variables meanwhile.
+        """
         kept = self._kept
         if not kept:  # none kept, or none could be
             yield
             return
-        # Not while another thread trains: its steps would read the kept
-        # values. The generator then predicts with the values of the moment.
-        if not self._changes.acquire(blocking=False):
-            logger.warning(
-                "An open predict() generator runs while another thread trains "
-                "the same Estimator: its predictions use the variables' values "
-                "of the moment, not those it started with."
-            )
-            yield
-            return
+        now = _values(self._variables)
+        _assign(self._variables, kept)
         try:
-            now = _values(self._variables)
-            _assign(self._variables, kept)
-            try:
-                yield
-            finally:
-                _assign(self._variables, now)
+            yield
         finally:
-            self._changes.release()
+            _assign(self._variables, now)
 
 
 class OpenPredictions:
@@ -97,10 +84,9 @@ class OpenPredictions:
 
     def __init__(self) -> None:
         self._open: weakref.WeakSet[HeldValues] = weakref.WeakSet()
-        self._changes = threading.RLock()
 
     def open(self, variables: Sequence[tf.Variable]) -> HeldValues:
-        held = HeldValues(variables, self._changes)
+        held = HeldValues(variables)
         self._open.add(held)
         return held
 
@@ -110,12 +96,11 @@ class OpenPredictions:
 
         Each open generator keeps its values first. A generator's batch in
         the same thread (a hook's) still runs with its values put in place
-        between two steps; one in another thread does not swap values under
-        the running steps.
+        between two steps; one in another thread waits for the call to end
+        (`call_lock`).
         """
-        with self._changes:
-            self.before_change()
-            yield
+        self.before_change()
+        yield
 
     def close(self, held: HeldValues) -> None:
         self._open.discard(held)

@@ -48,6 +48,11 @@ from keras_estimator._src.engine.user_callbacks import UserCallbacks
 from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME, VariableStore
 from keras_estimator._src.estimator import eval_summary as _eval_summary
 from keras_estimator._src.estimator import scaffold_init_fn
+from keras_estimator._src.estimator.call_lock import (
+    CallLock,
+    each_step_one_at_a_time,
+    one_at_a_time,
+)
 from keras_estimator._src.export import saved_model as _export
 from keras_estimator._src.hooks import progress as _progress
 from keras_estimator._src.hooks import tf_stock_hooks
@@ -63,6 +68,7 @@ from keras_estimator._src.tf_internals import (
     checkpoint_initializers,
     collective_keys,
     distribute,
+    graph_seeds,
 )
 
 logger = logging.getLogger("keras_estimator")
@@ -131,6 +137,8 @@ class Estimator:
         self._params = dict(params or {})
         self._warm_start_from = as_settings(warm_start_from)
         self._warm_started = False
+        # Held by the thread running a call (see `call_lock`).
+        self._calls = CallLock()
         self._hold_variables_under(distribute.as_tf2_strategy(_strategy_of(self._config)))
         self._model: ModelFnModel | None = None
         # evaluate()'s model where it runs without the strategy (`_evaluates_alone`).
@@ -215,6 +223,7 @@ class Estimator:
 
     # ---- train ----------------------------------------------------------------
     @graph_mode.outside_callers_graph
+    @one_at_a_time
     def train(
         self,
         input_fn: Callable[..., Any],
@@ -524,6 +533,7 @@ class Estimator:
 
     # ---- evaluate -------------------------------------------------------------
     @graph_mode.outside_callers_graph
+    @one_at_a_time
     def evaluate(
         self,
         input_fn: Callable[..., Any],
@@ -628,6 +638,7 @@ class Estimator:
     # ---- predict --------------------------------------------------------------
     @graph_mode.outside_callers_graph_each_step
     @input_release.closed_at_exit
+    @each_step_one_at_a_time
     def predict(
         self,
         input_fn: Callable[..., Any],
@@ -743,6 +754,7 @@ class Estimator:
         )
 
     @graph_mode.outside_callers_graph
+    @one_at_a_time
     def experimental_export_all_saved_models(
         self,
         export_dir_base: str | bytes | os.PathLike[str],
@@ -1007,7 +1019,7 @@ class Estimator:
     def _seed(self) -> None:
         seed = self._config.tf_random_seed
         if seed is not None:
-            keras.utils.set_random_seed(seed)
+            graph_seeds.set_process_seed(seed)
 
     def _sync(self, checkpoint_path: str | None, mode: str) -> str | None:
         """Loads the wanted checkpoint into the store unless already there.

@@ -188,6 +188,28 @@ def input_fn_seeds(seed: int | None) -> Iterator[InputFnRandomOps]:
         An `InputFnRandomOps` telling, once the block is done, whether an
         eager random op ran in it.
     """
+    # The eager context's seed and TensorFlow's get_seed are the process's:
+    # one thread's input_fn at a time sets them.
+    with _SEED_STATE:
+        with _input_fn_seeds(seed) as seen:
+            yield seen
+
+
+# Held while an input_fn runs with seeds set for it (reentrant: an
+# input_fn may call another), and while the process's seeds are set.
+_SEED_STATE = threading.RLock()
+
+
+def set_process_seed(seed: int) -> None:
+    """Seeds Python's, NumPy's and TensorFlow's generators, between input_fns."""
+    import keras
+
+    with _SEED_STATE:
+        keras.utils.set_random_seed(seed)
+
+
+@contextlib.contextmanager
+def _input_fn_seeds(seed: int | None) -> Iterator[InputFnRandomOps]:
     seen = InputFnRandomOps()
     _input_fn_counts.value = 0
     _input_fn_counts.seed = seed

@@ -41,7 +41,11 @@ from keras_estimator._src.engine import loop_context as _loop_context
 from keras_estimator._src.engine import predict_loop as _predict_loop
 from keras_estimator._src.engine import ps_training as _ps_training
 from keras_estimator._src.engine.held_values import OpenPredictions
-from keras_estimator._src.engine.hook_callback import HookCallback, check_hooks
+from keras_estimator._src.engine.hook_callback import (
+    HookCallback,
+    check_hooks,
+    observes_only,
+)
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
 from keras_estimator._src.engine.model_fn_state import ModelFnState
 from keras_estimator._src.engine.user_callbacks import UserCallbacks
@@ -426,7 +430,16 @@ class Estimator:
             self._save_on_preemption(state.value)
         # Other workers wait for the chief's last checkpoint before reading it.
         multi_worker.barrier(self._strategy)
-        self._synced_checkpoint = _checkpoint.identity(self.latest_checkpoint())
+        # The program's hooks and callbacks end after the last save, as the
+        # user's hooks' end() ran after 2.15's saver; what they assign then
+        # is in no checkpoint, so the next call reads the checkpoint again
+        # (2.15's next session did) rather than keep the values in memory.
+        ends_after_save = bool(user_callbacks) or not all(
+            _stock_observer(hook) for hook in [*user_hooks, *spec_hooks]
+        )
+        self._synced_checkpoint = (
+            None if ends_after_save else _checkpoint.identity(self.latest_checkpoint())
+        )
         self._synced_renamed = {}
         # As 2.15 printed it: numpy's text of the float32 loss.
         logger.info(
@@ -1364,6 +1377,11 @@ def _hooks_and_callbacks(hooks: Any, callbacks: Any) -> tuple[list[Any], list[An
         [c for c in user_callbacks if not isinstance(c, HookCallback)],
     )
 
+
+
+def _stock_observer(hook: Any) -> bool:
+    """A stock hook of this package declared an observer: it assigns nothing, even in end()."""
+    return observes_only(hook) and type(hook).__module__.startswith("keras_estimator.")
 
 def _spec_hooks(model: ModelFnModel, mode: str) -> tuple[Any, ...]:
     """The hooks the model_fn's EstimatorSpec gave for `mode`.

@@ -217,11 +217,24 @@ class UserCallbacks(keras.callbacks.Callback):
     # no callback to ask its model to stop (`_pass_stop`).
     def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
         if self.callbacks:
-            self._forward("on_train_batch_begin", batch, _fit_logs(logs))
+            self._forward("on_train_batch_begin", self._fit_batch(batch, 0), _fit_logs(logs))
 
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
         if self.callbacks:
-            self._forward("on_train_batch_end", batch, _fit_logs(logs))
+            self._forward("on_train_batch_end", self._fit_batch(batch, 1), _fit_logs(logs))
+
+    def _fit_batch(self, batch: int, ended: int) -> int:
+        """The batch number `fit(steps_per_execution=N)` gives for this run.
+
+        With a loop length each run is N steps, and fit numbers a run by the
+        index of its first step at its begin and of its last step at its end
+        (1, 3, 5 for N = 2), which `ModelCheckpoint(save_freq=...)` counts
+        steps with. Otherwise a callback seeing batches has a run per step.
+        """
+        state = self._state
+        if not state.loop_length:
+            return batch
+        return state.value - state.start - ended
 
     def on_test_begin(self, logs: dict[str, Any] | None = None) -> None:
         self._forward("on_test_begin", _fit_logs(logs))

@@ -287,6 +287,21 @@ def _fit_logs(logs: dict[str, Any] | None) -> dict[str, Any] | None:
     return {key: value for key, value in logs.items() if key != GLOBAL_STEP_KEY}
 
 
+def prepare_for_predict(callbacks: Sequence[Any], model: Any) -> None:
+    """Gives `predict()`'s callbacks the model and params Keras' `predict` gives.
+
+    The model is the one train() and evaluate() callbacks see (the Keras
+    model, or a model_fn's view); the number of batches is not known ahead.
+    """
+    view = getattr(model, "callback_model", None)
+    view = view() if callable(view) else model
+    for callback in callbacks:
+        if isinstance(view, ModelFnView):
+            _check_for_model_fn(callback, view)
+        callback.set_model(view)
+        callback.set_params({"verbose": "auto", "epochs": 1, "steps": None})
+
+
 def _check_for_model_fn(callback: Any, view: ModelFnView) -> None:
     """Refuses, before any step, a callback a model_fn's view cannot serve.
 

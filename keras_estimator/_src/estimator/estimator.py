@@ -48,7 +48,10 @@ from keras_estimator._src.engine.hook_callback import (
 )
 from keras_estimator._src.engine.model_fn_model import ModelFnModel
 from keras_estimator._src.engine.model_fn_state import ModelFnState
-from keras_estimator._src.engine.user_callbacks import UserCallbacks
+from keras_estimator._src.engine.user_callbacks import (
+    UserCallbacks,
+    prepare_for_predict,
+)
 from keras_estimator._src.engine.variable_store import GLOBAL_STEP_NAME, VariableStore
 from keras_estimator._src.estimator import eval_summary as _eval_summary
 from keras_estimator._src.estimator import scaffold_init_fn
@@ -687,6 +690,7 @@ class Estimator:
             ([HookCallback(all_hooks)] if all_hooks else []) + user_callbacks,
             model=model,
         )
+        prepare_for_predict(user_callbacks, model)
         keys = [predict_keys] if isinstance(predict_keys, str) else predict_keys
         # The box holds the only reference to the input iterator, which is
         # freed on the release thread however the caller leaves the generator.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -55,12 +56,19 @@ class BoundModel(ModelFnModel):
                 f"{[*map(repr, args), *unsupported]}; put labels in the dataset "
                 "and call fit once per run of steps."
             )
-        self.bound_estimator.train(
-            lambda: x,
-            steps=kwargs.get("steps_per_epoch"),
-            callbacks=kwargs.get("callbacks"),
-        )
-        return self.history
+        steps = kwargs.get("steps_per_epoch")
+        self.bound_estimator.train(lambda: x, steps=steps, callbacks=kwargs.get("callbacks"))
+        history = self.history
+        if isinstance(history, keras.callbacks.History):
+            # What fit's History holds: the logs callbacks get (the loop's
+            # global step is not one of them) and fit's params.
+            history.history.pop("global_step", None)
+            history.params = {
+                "verbose": kwargs.get("verbose", "auto"),
+                "epochs": 1,
+                "steps": steps,
+            }
+        return history
 
     def evaluate(self, x: Any = None, *args: Any, **kwargs: Any) -> Any:
         """Evaluates from model_dir's latest checkpoint (`Estimator.evaluate`).

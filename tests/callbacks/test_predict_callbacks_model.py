@@ -32,6 +32,6 @@ def test_a_predict_callback_sees_the_keras_model_and_params(tmp_path):
     assert isinstance(peek.model_seen, keras.Model)
     trained = ke.keras_model_from_estimator(est).get_weights()
     assert len(peek.weights) == len(trained) > 0
-    for mine, theirs in zip(peek.weights, trained):
+    for mine, theirs in zip(peek.weights, trained, strict=True):
         np.testing.assert_array_equal(mine, theirs)
     assert peek.params_seen == {"verbose": "auto", "epochs": 1, "steps": None}

@@ -16,6 +16,7 @@ import functools
 import threading
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 import tensorflow as tf
@@ -120,15 +121,18 @@ def outside_callers_graph_each_step(generator_function: F) -> F:
         generator = generator_function(*args, **kwargs)
         if not _in_callers_graph():
             return generator
-        return _each_step_outside(generator)
+        return each_step_within(generator, default_graph.outside_callers_graph)
 
     return run  # type: ignore[return-value]
 
 
-def _each_step_outside(generator: Iterator[Any]) -> Iterator[Any]:
+def each_step_within(
+    generator: Iterator[Any], context: Callable[[], AbstractContextManager[Any]]
+) -> Iterator[Any]:
+    """`generator`'s items, each computed inside a new `context()`; closes it when done."""
     with contextlib.closing(generator):  # type: ignore[type-var]
         while True:
-            with default_graph.outside_callers_graph():
+            with context():
                 try:
                     item = next(generator)
                 except StopIteration:

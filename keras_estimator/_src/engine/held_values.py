@@ -90,23 +90,17 @@ class OpenPredictions:
         self._open.add(held)
         return held
 
-    @contextlib.contextmanager
-    def changing(self) -> Iterator[None]:
-        """Around a call that changes the variables as it runs (training).
-
-        Each open generator keeps its values first. A generator's batch in
-        the same thread (a hook's) still runs with its values put in place
-        between two steps; one in another thread waits for the call to end
-        (`call_lock`).
-        """
-        self.before_change()
-        yield
-
     def close(self, held: HeldValues) -> None:
         self._open.discard(held)
 
     def before_change(self) -> None:
-        """Called before the variables' values change: each open generator keeps its own."""
+        """Called before the variables' values change: each open generator keeps its own.
+
+        Training calls it once as it starts. A generator's batch in the same
+        thread (a hook's) still runs with its values put in place between
+        two steps; one in another thread waits for the call to end
+        (`call_lock`).
+        """
         for held in list(self._open):
             held.keep()
 

@@ -95,23 +95,16 @@ class UserCallbacks(keras.callbacks.Callback):
     # ---- model and params ----------------------------------------------------------
     def set_model(self, model: Any) -> None:
         super().set_model(model)
-        view = getattr(model, "callback_model", None)
-        self._view = view() if callable(view) else model
-        if isinstance(self._view, ModelFnView):
-            for callback in self.callbacks:
-                _check_for_model_fn(callback, self._view)
-        for callback in self.callbacks:
-            callback.set_model(self._view)
+        self._view = _give_model(self.callbacks, model)
 
     def set_params(self, params: dict[str, Any]) -> None:
         # What `fit(dataset, steps_per_epoch=N, epochs=1)` hands its callbacks.
         steps = None
         if self._last_step is not None:
             steps = self._last_step - self._state.start
-        fit_params = {"verbose": "auto", "epochs": 1, "steps": steps}
-        super().set_params(fit_params)
+        super().set_params(_params(steps))
         for callback in self.callbacks:
-            callback.set_params(dict(fit_params))
+            callback.set_params(_params(steps))
 
     # ---- forwarding ------------------------------------------------------------------
     def _forward(self, method: str, *args: Any) -> None:
@@ -293,13 +286,29 @@ def prepare_for_predict(callbacks: Sequence[Any], model: Any) -> None:
     The model is the one train() and evaluate() callbacks see (the Keras
     model, or a model_fn's view); the number of batches is not known ahead.
     """
+    _give_model(callbacks, model)
+    for callback in callbacks:
+        callback.set_params(_params(None))
+
+
+def _give_model(callbacks: Sequence[Any], model: Any) -> Any:
+    """Gives each callback the model callbacks see (`model`'s callback view); returns it.
+
+    A model_fn's view first refuses the callbacks it cannot serve.
+    """
     view = getattr(model, "callback_model", None)
     view = view() if callable(view) else model
-    for callback in callbacks:
-        if isinstance(view, ModelFnView):
+    if isinstance(view, ModelFnView):
+        for callback in callbacks:
             _check_for_model_fn(callback, view)
+    for callback in callbacks:
         callback.set_model(view)
-        callback.set_params({"verbose": "auto", "epochs": 1, "steps": None})
+    return view
+
+
+def _params(steps: int | None) -> dict[str, Any]:
+    """The params Keras' fit (epochs=1) and predict give callbacks."""
+    return {"verbose": "auto", "epochs": 1, "steps": steps}
 
 
 def _check_for_model_fn(callback: Any, view: ModelFnView) -> None:

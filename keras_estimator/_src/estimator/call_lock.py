@@ -23,6 +23,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from keras_estimator._src.base import graph_mode
+
 logger = logging.getLogger("keras_estimator")
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -72,17 +74,8 @@ def each_step_one_at_a_time(generator_function: F) -> F:
 
     @functools.wraps(generator_function)
     def run(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
-        return _each_step(self._calls, generator_function.__name__, generator_function(self, *args, **kwargs))
+        generator = generator_function(self, *args, **kwargs)
+        name = generator_function.__name__
+        return graph_mode.each_step_within(generator, lambda: self._calls.held(name))
 
     return run  # type: ignore[return-value]
-
-
-def _each_step(calls: CallLock, name: str, generator: Iterator[Any]) -> Iterator[Any]:
-    with contextlib.closing(generator):  # type: ignore[type-var]
-        while True:
-            with calls.held(name):
-                try:
-                    item = next(generator)
-                except StopIteration:
-                    return
-            yield item

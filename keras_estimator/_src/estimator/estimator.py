@@ -306,7 +306,8 @@ class Estimator:
             if self._config.is_chief
             else contextlib.nullcontext()
         )
-        with lock, self._open_predictions.changing(), _preemption.on_sigterm() as preemption:
+        with lock, _preemption.on_sigterm() as preemption:
+            self._open_predictions.before_change()
             self._train(
                 input_fn,
                 steps,
@@ -1382,10 +1383,10 @@ def _hooks_and_callbacks(hooks: Any, callbacks: Any) -> tuple[list[Any], list[An
     )
 
 
-
 def _stock_observer(hook: Any) -> bool:
     """A stock hook of this package declared an observer: it assigns nothing, even in end()."""
     return observes_only(hook) and type(hook).__module__.startswith("keras_estimator.")
+
 
 def _spec_hooks(model: ModelFnModel, mode: str) -> tuple[Any, ...]:
     """The hooks the model_fn's EstimatorSpec gave for `mode`.

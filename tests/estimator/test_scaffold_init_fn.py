@@ -106,16 +106,104 @@ def test_init_fn_session_returns_eager_values_and_assignments_hold(tmp_path):
     assert seen[0][1] is None
 
 
-def test_init_fn_running_a_model_fn_op_or_a_feed_is_an_error_naming_the_fix(tmp_path):
-    def run_op(mode):
-        built = tf.constant(1.0, name="built_in_model_fn")
-        return lambda scaffold, session: session.run(built)
+# 2.15: kernel and bias after 10 steps from a kernel an init_fn set to 2.0
+# (the initial 0.5 otherwise), with the assignment built after minimize().
+_AFTER_10_FROM_2 = (2.495907783508301, 0.8758841753005981)
+_AFTER_10_FROM_HALF = (1.8340020179748535, 0.8061758279800415)
 
-    est = keras_estimator.Estimator(model_fn_from(init_fn_of=run_op), str(tmp_path / "op"))
-    with pytest.raises(ValueError, match="graph op the model_fn built") as raised:
-        est.train(_input_fn, steps=1)
-    assert "saver.restore(session, path)" in str(raised.value)
 
+def _after_minimize_model_fn(init_fn_after):
+    """The one-unit program; its init_fn comes from what minimize() left."""
+
+    def model_fn(features, labels, mode):
+        out = keras_estimator.compat.layers.dense(
+            features["x"],
+            1,
+            name="out",
+            kernel_initializer=v1.constant_initializer(0.5),
+            bias_initializer=v1.constant_initializer(0.25),
+        )
+        loss = v1.losses.mean_squared_error(labels, out)
+        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, v1.train.get_global_step()
+        )
+        (kernel,) = [v for v in v1.global_variables() if v.name == "out/kernel:0"]
+        scaffold = v1.train.Scaffold(init_fn=init_fn_after(kernel, features))
+        return keras_estimator.EstimatorSpec(
+            mode, loss=loss, train_op=train_op, predictions=out, scaffold=scaffold
+        )
+
+    return model_fn
+
+
+def _trained_10(init_fn_after, model_dir):
+    est = keras_estimator.Estimator(_after_minimize_model_fn(init_fn_after), str(model_dir))
+    est.train(_input_fn, steps=10)
+    return _weights(est)
+
+
+def test_init_fn_running_an_assignment_the_model_fn_built_runs_it_as_2_15(tmp_path):
+    # The assignment comes after the training ops in the model_fn's graph;
+    # it ran once, alone, in 2.15's session (it used to be read, not run).
+    seen = []
+
+    def init_fn_after(kernel, features):
+        assign = v1.assign(kernel, [[2.0]])
+        return lambda scaffold, session: seen.append(session.run(assign))
+
+    assert _trained_10(init_fn_after, tmp_path) == pytest.approx(_AFTER_10_FROM_2, rel=1e-6)
+    np.testing.assert_allclose(seen[0], [[2.0]])
+
+
+@pytest.mark.parametrize("key", ["ref", "name"])
+def test_init_fn_feeding_a_placeholder_runs_as_2_15(tmp_path, key):
+    # The pretrained-embedding idiom: assign(placeholder) fed in init_fn.
+    # The model_fn's tensors do not hash in TF2, so the feed is keyed by
+    # the placeholder's ref() or name.
+    def init_fn_after(kernel, features):
+        placeholder = v1.placeholder(tf.float32, [1, 1])
+        assign = kernel.assign(placeholder)
+        feed_key = placeholder.ref() if key == "ref" else placeholder.name
+        return lambda scaffold, session: session.run(assign, feed_dict={feed_key: [[2.0]]})
+
+    assert _trained_10(init_fn_after, tmp_path) == pytest.approx(_AFTER_10_FROM_2, rel=1e-6)
+
+
+def test_init_fn_fetching_a_model_fn_tensor_gets_its_value_and_changes_nothing(tmp_path):
+    fetched = []
+
+    def init_fn_after(kernel, features):
+        quadrupled = kernel * 4.0
+        return lambda scaffold, session: fetched.append(session.run({"k": quadrupled}))
+
+    weights = _trained_10(init_fn_after, tmp_path)
+    assert weights == pytest.approx(_AFTER_10_FROM_HALF, rel=1e-6)
+    np.testing.assert_allclose(fetched[0]["k"], [[2.0]])
+
+
+def test_init_fn_feeding_by_the_tensor_itself_is_an_error_naming_the_fix(tmp_path):
+    def init_fn_after(kernel, features):
+        placeholder = v1.placeholder(tf.float32, [1, 1])
+        assign = kernel.assign(placeholder)
+        return lambda scaffold, session: session.run(assign, feed_dict={placeholder: [[2.0]]})
+
+    with pytest.raises(ValueError, match="do not hash") as raised:
+        _trained_10(init_fn_after, tmp_path)
+    assert "placeholder.ref()" in str(raised.value)
+
+
+def test_init_fn_running_what_needs_the_batch_is_an_error_naming_the_fix(tmp_path):
+    def init_fn_after(kernel, features):
+        first = tf.reshape(features["x"][0], [1, 1])
+        assign = kernel.assign(first)
+        return lambda scaffold, session: session.run(assign)
+
+    with pytest.raises(ValueError, match="cannot run before the first step") as raised:
+        _trained_10(init_fn_after, tmp_path)
+    assert "features or labels" in str(raised.value)
+
+
+def test_init_fn_feeding_nothing_of_the_graph_is_an_error_naming_the_fix(tmp_path):
     def feed(mode):
         return lambda scaffold, session: session.run([], feed_dict={"x:0": 1.0})
 

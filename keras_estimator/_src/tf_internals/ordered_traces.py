@@ -51,17 +51,32 @@ def trace_ordered(fn: Callable[..., Any], signature: list[Any], name: str) -> An
 def op_alone(op: Any) -> Callable[[], Any]:
     """A function running `op` of a traced graph, and what it needs, alone.
 
-    Checked on TensorFlow 2.21. The part of `op`'s graph that `op` needs is
+    Raises one of `pruning.PRUNE_ERRORS` when `op` needs the graph's inputs.
+    """
+    return fetches_alone(op.graph, [op], [])
+
+
+def fetches_alone(
+    graph: Any, fetches: Any, feeds: Any, data_only: bool = False
+) -> Callable[..., Any]:
+    """A function running `fetches` of a traced `graph`, and what they need, alone.
+
+    Checked on TensorFlow 2.21. The part of `graph` that `fetches` need is
     copied out (as `prune` does for a wrapped function's own fetches), with
     the graph's captures, the variables, as captures of the copy: calling it
-    runs `op` on the variables themselves. Raises one of
-    `pruning.PRUNE_ERRORS` when `op` needs the graph's inputs.
+    runs the fetches on the variables themselves. It takes the values of
+    `feeds` (tensors of `graph`, placeholders among them), in order, and
+    returns `fetches`' structure (None for an operation); with `data_only`,
+    as `pruning.prune`, the trace's ordering of its stateful ops is left
+    out. Raises one of
+    `pruning.PRUNE_ERRORS` when the fetches need another of the graph's
+    inputs.
     """
     from tensorflow.python.eager import wrap_function
 
     from keras_estimator._src.tf_internals import pruning
 
     wrapped = wrap_function.WrappedFunction(
-        op.graph, variable_holder=wrap_function.VariableHolder(share_variables=True)
+        graph, variable_holder=wrap_function.VariableHolder(share_variables=True)
     )
-    return pruning.prune(wrapped, [], [op])
+    return pruning.prune(wrapped, feeds, fetches, data_only)

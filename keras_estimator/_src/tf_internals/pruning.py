@@ -66,7 +66,7 @@ PRUNE_ERRORS: tuple[type[Exception], ...] = (
 _DROPPED_ATTRS = ("_class", "_tpu_replicate")
 
 
-def prune(wrapped: Any, feeds: Any, fetches: Any) -> Any:
+def prune(wrapped: Any, feeds: Any, fetches: Any, data_only: bool = False) -> Any:
     """`wrapped.prune(feeds, fetches)`, the copy made in one import.
 
     `feeds` are tensors of `wrapped`'s graph (its captured values among
@@ -74,6 +74,11 @@ def prune(wrapped: Any, feeds: Any, fetches: Any) -> Any:
     their names. The result is called as TensorFlow's: the feeds' values,
     then nothing for the captures, and returns `fetches`' structure with
     each operation replaced by None.
+
+    With `data_only`, only what the fetches read is copied: control inputs
+    (a traced function's ordering of its stateful ops among them) are
+    followed nowhere, and kept only between copied ops. A TF1 session run
+    of the fetches alone ran that much of a graph without such ordering.
     """
     graph = wrapped.graph
     flat_feeds = [
@@ -83,6 +88,8 @@ def prune(wrapped: Any, feeds: Any, fetches: Any) -> Any:
     flat_feeds = [t for t in flat_feeds if id(t) not in captured]
     elements = tf.nest.map_structure(lambda f: _graph_element(graph, f), fetches)
     if elements is None or not _copyable(graph, flat_feeds, elements):
+        if data_only:
+            raise ValueError(f"cannot copy out what {fetches!r} reads alone")
         return wrapped.prune(feeds=feeds, fetches=fetches)
     operations = [e for e in tf.nest.flatten(elements) if isinstance(e, tf.Operation)]
     tensors = [
@@ -94,8 +101,10 @@ def prune(wrapped: Any, feeds: Any, fetches: Any) -> Any:
     with graph.as_default():
         pruned_graph = func_graph.FuncGraph("pruned")
     try:
-        copies = _copy_part(graph, pruned_graph, tensors + operations, flat_feeds)
+        copies = _copy_part(graph, pruned_graph, tensors + operations, flat_feeds, data_only)
     except _NotCopied:
+        if data_only:
+            raise ValueError(f"cannot copy out what {fetches!r} reads alone") from None
         return wrapped.prune(feeds=feeds, fetches=fetches)
     pruned_graph.outputs.extend(copies[t] for t in tensors)
     pruned_graph.control_outputs.extend(copies[op] for op in operations)
@@ -161,7 +170,9 @@ class _Identity(dict):  # type: ignore[type-arg]
         return super().__getitem__(id(key))[1]
 
 
-def _copy_part(base: Any, graph: Any, targets: list[Any], feeds: list[Any]) -> _Identity:
+def _copy_part(
+    base: Any, graph: Any, targets: list[Any], feeds: list[Any], data_only: bool = False
+) -> _Identity:
     """Copies into `graph` the ops of `base` that `targets` need, stopping at sources.
 
     The sources are `feeds` and `base`'s captured values, each a placeholder
@@ -171,13 +182,15 @@ def _copy_part(base: Any, graph: Any, targets: list[Any], feeds: list[Any]) -> _
     with its default). The needed ops come in one import with their inputs
     mapped to those placeholders, and keep their names: the placeholders
     are named so that no imported name collides with them or their scopes.
-    Returns the map from `base`'s tensors and operations to their copies.
+    With `data_only`, control inputs are neither followed nor kept, but
+    between copied ops. Returns the map from `base`'s tensors and
+    operations to their copies.
     """
     sources = list(base.internal_captures) + feeds  # `prune` left captures out of feeds
     source_of_op = {id(t.op): t for t in sources}
     if len(source_of_op) != len(sources):
         raise _NotCopied()  # several outputs of one op fed
-    needed = _needed_ops(targets, set(source_of_op), sources)
+    needed = _needed_ops(targets, set(source_of_op), sources, data_only)
     taken = _names_and_scopes(op.name for op in needed)
     copies = _Identity()
     input_map: dict[str, Any] = {}
@@ -193,14 +206,14 @@ def _copy_part(base: Any, graph: Any, targets: list[Any], feeds: list[Any]) -> _
                     if source is not tensor:
                         raise _NotCopied()  # another output of a fed op
                     input_map[tensor.name] = copies[tensor]
-            for control in op.control_inputs:
+            for control in () if data_only else op.control_inputs:
                 if id(control) in source_of_op:
                     input_map["^" + control.name] = copies[control].outputs[0]
         if needed:
             for function in base._functions.values():
                 graph._add_function(function)
             imported = tf.graph_util.import_graph_def(
-                _part_graph_def(base, needed),
+                _part_graph_def(base, needed, data_only),
                 input_map=input_map,
                 return_elements=[op.name for op in needed],
                 name="",
@@ -233,8 +246,13 @@ def _free_name(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def _needed_ops(targets: list[Any], source_ops: set[int], sources: list[Any]) -> list[Any]:
-    """The ops `targets` need (through inputs and control inputs), sources left out."""
+def _needed_ops(
+    targets: list[Any], source_ops: set[int], sources: list[Any], data_only: bool = False
+) -> list[Any]:
+    """The ops `targets` need (through inputs and, but `data_only`, control inputs).
+
+    Sources are left out.
+    """
     seen: set[int] = set(source_ops)
     needed = []
     stack = [t if isinstance(t, tf.Operation) else t.op for t in targets]
@@ -250,12 +268,16 @@ def _needed_ops(targets: list[Any], source_ops: set[int], sources: list[Any]) ->
             )
         needed.append(op)
         stack.extend(t.op for t in op.inputs)
-        stack.extend(op.control_inputs)
+        if not data_only:
+            stack.extend(op.control_inputs)
     return needed
 
 
-def _part_graph_def(base: Any, needed: list[Any]) -> Any:
-    """`base`'s GraphDef with only the nodes of `needed`, and no function library."""
+def _part_graph_def(base: Any, needed: list[Any], data_only: bool = False) -> Any:
+    """`base`'s GraphDef with only the nodes of `needed`, and no function library.
+
+    With `data_only`, a node's control inputs from outside `needed` are dropped.
+    """
     whole = base.as_graph_def()
     names = {op.name for op in needed}
     part = type(whole)()
@@ -267,6 +289,10 @@ def _part_graph_def(base: Any, needed: list[Any]) -> Any:
             for attr in _DROPPED_ATTRS:
                 if attr in copy.attr:
                     del copy.attr[attr]
+            if data_only:
+                kept = [i for i in copy.input if not i.startswith("^") or i[1:] in names]
+                del copy.input[:]
+                copy.input.extend(kept)
     return part
 
 

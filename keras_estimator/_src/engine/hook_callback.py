@@ -39,7 +39,7 @@ from keras_estimator._src.base.session_run_hook import (
     SessionStandIn,
 )
 from keras_estimator._src.engine import fetches as _fetches
-from keras_estimator._src.engine import loop_context
+from keras_estimator._src.engine import loop_context, run_alone
 from keras_estimator._src.engine.run_plan import FetchState, LoopModel, RunState
 from keras_estimator._src.tf_internals import default_graph
 
@@ -83,6 +83,14 @@ _LOCAL_COLLECTIONS = frozenset(
 )
 
 
+def _model_variable(graph: Any, name: str) -> Any:
+    """The variable named `name` in `graph`'s GLOBAL_VARIABLES, or None."""
+    for variable in graph.get_collection(tf.compat.v1.GraphKeys.GLOBAL_VARIABLES):
+        if getattr(variable, "name", None) == name + ":0":
+            return variable
+    return None
+
+
 @contextlib.contextmanager
 def _hooks_variables_again(graph: Any) -> Any:
     """Within: a hook's `get_variable` of a name hooks made in an earlier call reuses it.
@@ -108,6 +116,12 @@ def _hooks_variables_again(graph: Any) -> Any:
         # TensorFlow passes `getter` and `name` by keyword.
         if name in earlier:
             kwargs["reuse"] = tf.compat.v1.AUTO_REUSE
+        elif kwargs.get("reuse") in (True, tf.compat.v1.AUTO_REUSE):
+            # The model's own variable, as 2.15's graph gave it back (the
+            # model_fn's trace made it outside this graph's variable store).
+            model_variable = _model_variable(graph, name)
+            if model_variable is not None:
+                return model_variable
         variable = getter(name, *args, **kwargs)
         if name not in earlier and name not in made:
             made.append(name)
@@ -171,12 +185,7 @@ class LoopSession(SessionStandIn):
     def run(
         self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None
     ) -> Any:
-        if feed_dict:
-            raise ValueError(
-                f"session.run got feed_dict={feed_dict!r}; feeds do not exist in "
-                "TF2. Feed data through input_fn (tf.data) instead."
-            )
-        return self._run_once(fetches)
+        return self._run_once(fetches, feed_dict)
 
 
 class HookCallback(keras.callbacks.Callback):
@@ -581,12 +590,49 @@ class HookCallback(keras.callbacks.Callback):
             return LoopSession(self._run_once)
         return LoopSession(self._read_variables)
 
-    def _read_variables(self, fetches: Any) -> Any:
-        """`session.run(fetches)` where no step can run: variables only."""
+    def _read_variables(self, fetches: Any, feed_dict: Any = None) -> Any:
+        """`session.run(fetches)` where no step can run: variables, and what reads no batch."""
+        alone = self._run_alone(fetches, feed_dict)
+        if alone is not _NOT_ALONE:
+            return alone
         plan = self._fetch_plan([SessionRunArgs(fetches)])
         held = _variable_values(plan)
         if held is None:
             return self._session.run(fetches)  # raises, saying what to do instead
+        return plan.results(held)[0]
+
+    def _run_alone(self, fetches: Any, feed_dict: Any) -> Any:
+        """`session.run(fetches, feed_dict)` of graph ops that read no batch, run alone.
+
+        As a TF1 session ran an assignment a hook's `begin()` built (in
+        `after_create_session`, say): once, on the model's variables. Returns
+        `_NOT_ALONE` when nothing of a graph is fetched, or what is reads
+        the batch (and nothing is fed).
+        """
+        flat = tf.nest.flatten(fetches)
+        if not any(run_alone.graph_part(f, self._graph) is not None for f in flat):
+            if feed_dict:
+                raise ValueError(
+                    f"session.run got feed_dict={feed_dict!r} for {fetches!r}, which "
+                    "holds nothing of the model's graph to feed. Feed data through "
+                    "input_fn (tf.data) instead."
+                )
+            return _NOT_ALONE
+        try:
+            with self._graph_lookups():
+                return run_alone.run_alone(fetches, feed_dict, self._value_now, self._graph)
+        except run_alone.NeedsTheBatch:
+            if feed_dict:
+                raise
+            return _NOT_ALONE
+
+    def _value_now(self, fetch: Any) -> Any:
+        if isinstance(fetch, tf.Variable) and run_alone.graph_part(fetch) is not None:
+            return fetch.numpy()  # an assignment's result, once it ran: the value now
+        plan = self._fetch_plan([SessionRunArgs(fetch)])
+        held = _variable_values(plan)
+        if held is None:
+            return self._session.run(fetch)  # raises, saying what to do instead
         return plan.results(held)[0]
 
     def _can_run_once(self) -> bool:
@@ -625,8 +671,14 @@ class HookCallback(keras.callbacks.Callback):
                     plan.variables[key] = real
         return plan
 
-    def _run_once(self, fetches: Any) -> Any:
-        """`session.run(fetches)` in `end()`: the TRAIN graph on the next batch."""
+    def _run_once(self, fetches: Any, feed_dict: Any = None) -> Any:
+        """`session.run(fetches)` in `end()`: the TRAIN graph on the next batch.
+
+        What reads no batch runs alone, as in `_read_variables`.
+        """
+        alone = self._run_alone(fetches, feed_dict)
+        if alone is not _NOT_ALONE:
+            return alone
         plan = self._fetch_plan([SessionRunArgs(fetches)])
         held = _variable_values(plan)
         if held is not None:
@@ -818,6 +870,7 @@ class HookCallback(keras.callbacks.Callback):
 
 
 _CONTAINERS = (dict, list, tuple)
+_NOT_ALONE = object()
 
 
 def _request_signature(requests: Sequence[Any]) -> tuple[Any, ...] | None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from keras_estimator._src.engine import run_alone
 from keras_estimator._src.tf_internals import ordered_traces, pruning
 
 
@@ -47,25 +48,21 @@ class InitFnSession:
         run_metadata: Any = None,
     ) -> Any:
         del options, run_metadata
-        flat = tf.nest.flatten(fetches)
-        in_graph = {i: part for i, f in enumerate(flat) if (part := _graph_part(f)) is not None}
-        if feed_dict and not in_graph:
+        try:
+            return run_alone.run_alone(fetches, feed_dict, _value)
+        except run_alone.NeedsTheBatch as error:
             raise ValueError(
-                f"Scaffold init_fn ran session.run(..., feed_dict={feed_dict!r}) "
-                f"for {fetches!r}, which holds nothing of the model_fn's graph to "
-                "feed. Assign the value directly in init_fn (variable.assign(value)), "
-                "or give it as the variable's initializer in the model_fn."
-            )
-        ran = _run_in_graph(fetches, list(in_graph.values()), dict(feed_dict or {}))
-        results = []
-        for index, fetch in enumerate(flat):
-            if index not in in_graph or isinstance(fetch, tf.Variable):
-                # A variable (an assignment's result too, once it ran): its value now.
-                results.append(_value(fetch))
-            else:
-                value = ran[list(in_graph).index(index)]
-                results.append(None if value is None else value.numpy())
-        return tf.nest.pack_sequence_as(fetches, results)
+                f"Scaffold init_fn ran session.run({fetches!r}), which cannot run "
+                f"before the first step: {error.__cause__}. A TF1 Session ran it "
+                "before any batch was read, so it may not depend on the features or "
+                "labels; feed the placeholders it reads in feed_dict."
+            ) from error
+        except ValueError as error:
+            raise ValueError(
+                f"Scaffold init_fn: {error} Assign a value directly in init_fn "
+                "(variable.assign(value)), or give it as the variable's initializer "
+                "in the model_fn."
+            ) from error
 
     def __getattr__(self, name: str) -> Any:
         raise AttributeError(
@@ -74,26 +71,6 @@ class InitFnSession:
             "made in the model_fn (saver.restore(session, path)) or assign "
             "variables directly."
         )
-
-
-def _graph_part(fetch: Any) -> Any:
-    """What of `fetch` a graph runs: an operation or tensor of one; else None.
-
-    An assignment's result (`variable.assign(value)` in the model_fn) is a
-    variable whose `op` is the assignment, in the model_fn's graph; a
-    variable itself has no `op` when executing eagerly.
-    """
-    if isinstance(fetch, tf.Operation):
-        return fetch
-    if isinstance(fetch, tf.Variable):
-        try:
-            op = fetch.op
-        except AttributeError:
-            return None
-        return op if getattr(op, "graph", None) is not None else None
-    if isinstance(fetch, tf.Tensor) and tf.is_symbolic_tensor(fetch):
-        return fetch
-    return None
 
 
 def _value(fetch: Any) -> Any:
@@ -112,43 +89,6 @@ def _value(fetch: Any) -> Any:
         "tf.compat.v1.train.Saver made in the model_fn (saver.restore(session, path)), "
         "tf.compat.v1.train.init_from_checkpoint, or Estimator(warm_start_from=...)."
     )
-
-
-def _run_in_graph(fetches: Any, parts: list[Any], feed_dict: dict[Any, Any]) -> list[Any]:
-    """Runs `parts` (of one graph) once, fed `feed_dict`; their values (None: ops)."""
-    if not parts:
-        return []
-    graph = parts[0].graph
-    if any(part.graph is not graph for part in parts):
-        raise ValueError(
-            f"Scaffold init_fn ran session.run({fetches!r}), whose operations come "
-            "from different graphs: run them in separate session.run calls."
-        )
-    feeds = []
-    for key in feed_dict:
-        try:
-            # A placeholder's `ref()`: the model_fn's tensors do not hash.
-            feeds.append(graph.as_graph_element(key.deref() if hasattr(key, "deref") else key))
-        except (TypeError, ValueError, KeyError) as error:
-            raise ValueError(
-                f"Scaffold init_fn's session.run feeds {key!r}, which is not a "
-                f"tensor of the model_fn's graph ({error}). Feed the placeholders "
-                "the model_fn made."
-            ) from error
-    try:
-        run = ordered_traces.fetches_alone(graph, parts, feeds, data_only=True)
-    except pruning.PRUNE_ERRORS as error:
-        raise ValueError(
-            f"Scaffold init_fn ran session.run({fetches!r}), which cannot run "
-            f"before the first step: {error}. A TF1 Session ran it before any "
-            "batch was read, so it may not depend on the features or labels; "
-            "feed the placeholders it reads in feed_dict."
-        ) from error
-    values = [
-        tf.convert_to_tensor(value, dtype=feed.dtype)
-        for feed, value in zip(feeds, feed_dict.values(), strict=True)
-    ]
-    return list(run(*values))
 
 
 def run_init_fn(scaffold: Any) -> None:

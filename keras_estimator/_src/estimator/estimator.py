@@ -1061,7 +1061,8 @@ class Estimator:
                     self._model_dir,
                     "predict" if mode == ModeKeys.PREDICT else "evaluate",
                 )
-            elif self._warm_start_from:
+            if self._warm_start_from:
+                # In every mode, as 2.15 warm-started each call's new graph.
                 self._warm_start(new_names)
             init_op = model.trace.scaffold_init_ops.get(mode)
             # Not on the weights being trained (`latest_checkpoint_held`): 2.15's
@@ -1130,9 +1131,10 @@ class Estimator:
         return path
 
     def _warm_start(self, names: list[str]) -> None:
-        """Initialises the model from `warm_start_from`, once, before training.
+        """Initialises the model from `warm_start_from`, once, before its first use.
 
-        Called when training starts with no checkpoint in model_dir. All the
+        Called when a call (training, evaluation, prediction) starts with no
+        checkpoint in model_dir, as 2.15 warm-started each. All the
         store's variables are candidates, not only `names` (those this call
         created): variables an earlier evaluate or predict created belong to
         the training graph tf.estimator warm-started too.

@@ -336,7 +336,9 @@ class LoggingTensorHook(SessionRunHook):
             return
         if self._run_at_end and _runs_fetches(session):
             try:
-                values = session.run(self._tensors)
+                # A name without an output index is its op's first output,
+                # as the hook's before_run fetches (and 2.15's hook) read it.
+                values = session.run({tag: _tensor_name(t) for tag, t in self._tensors.items()})
             except tf.errors.OutOfRangeError:
                 # tf.estimator 2.15 raised here, and lost the final checkpoint.
                 logger.warning(
@@ -809,3 +811,10 @@ class FeedFnHook(SessionRunHook):
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs | None:
         raise ValueError(_FEED_ERROR)
+
+
+def _tensor_name(tensor: Any) -> Any:
+    """`name` as `name:0` when it names no output; any other fetch as it is."""
+    if isinstance(tensor, str) and ":" not in tensor:
+        return tensor + ":0"
+    return tensor

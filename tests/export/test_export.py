@@ -485,12 +485,6 @@ def test_export_falls_back_to_the_warm_start_checkpoint(trained, tmp_path):
         ),
         (
             {},
-            lambda: tensor_receiver(key="x-y"),
-            ValueError,
-            r"input key 'x-y'.*letters, digits and underscores.*'x_y'",
-        ),
-        (
-            {},
             lambda: tensor_receiver(ids=tf.compat.v1.sparse_placeholder(tf.int64)),
             ValueError,
             r"sparse or ragged input 'ids'.*dense tensors only",

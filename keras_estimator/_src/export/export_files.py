@@ -116,9 +116,18 @@ def _publish(temporary: str, base: str, timestamp: int) -> str:
 
 
 def finish_saved_model(
-    export_dir: str, method_names: Mapping[str, str], as_text: bool
+    export_dir: str,
+    method_names: Mapping[str, str],
+    as_text: bool,
+    input_keys: Mapping[str, Mapping[str, str]] | None = None,
 ) -> None:
-    """Sets signature method names, then writes the text format if asked."""
+    """Sets signature input keys and method names, then writes the text format if asked.
+
+    `input_keys` gives, per signature, the receiver key of each input saved
+    under another name (a key that is no Python name).
+    """
+    if input_keys:
+        saved_model_files.rename_signature_inputs(export_dir, input_keys)
     changed = {
         name: method
         for name, method in method_names.items()
@@ -131,6 +140,7 @@ def finish_saved_model(
         for name, method in sorted(changed.items()):
             updater.replace_method_name(name, method, tags=tf.saved_model.SERVING)
         updater.save()
+    if changed or input_keys:
         # The fingerprint describes saved_model.pb, which just changed.
         saved_model_files.refresh_saved_model_fingerprint(export_dir)
     if as_text:

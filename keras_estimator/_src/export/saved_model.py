@@ -168,7 +168,9 @@ def _write(
 ) -> None:
     with package_logger.root_logger_left_unconfigured():
         tf.saved_model.save(serving.module, directory, signatures=serving.functions)
-    _export_files.finish_saved_model(directory, serving.method_names, as_text)
+    _export_files.finish_saved_model(
+        directory, serving.method_names, as_text, serving.input_keys
+    )
     _export_files.copy_assets_extra(directory, extra)
 
 
@@ -215,6 +217,8 @@ class ServingModel:
     module: tf.Module
     functions: dict[str, Any]
     method_names: dict[str, str]
+    # Signature -> {argument name: receiver key} where they differ.
+    input_keys: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -266,12 +270,17 @@ def build_serving_model(
     module.resources = list(resources)
     functions = {}
     method_names = {}
+    input_keys = {}
     for name, signature_def in sorted(traced.signature_defs.items()):
         functions[name] = _export_signatures.signature_function(
             wrapped, traced.graph, name, signature_def
         )
         method_names[name] = signature_def.method_name
-    return ServingModel(module, functions, method_names)
+        arguments = _export_signatures.argument_names(signature_def.inputs)
+        renamed = {argument: key for key, argument in arguments.items() if argument != key}
+        if renamed:
+            input_keys[name] = renamed
+    return ServingModel(module, functions, method_names, input_keys)
 
 
 def _trace(

@@ -16,6 +16,7 @@ writes it back as a SignatureDef with the same keys.
 
 from __future__ import annotations
 
+import keyword
 import logging
 import re
 from typing import Any
@@ -127,14 +128,7 @@ def signature_function(wrapped: Any, graph: Any, name: str, signature_def: Any) 
         key: _dense_tensor(graph, name, "output", key, info)
         for key, info in signature_def.outputs.items()
     }
-    for key in inputs:
-        if not _INPUT_KEY.fullmatch(key):
-            raise ValueError(
-                f"Signature {name!r} has input key {key!r}, which a TF2 SavedModel "
-                "would rename. Name receiver tensors with letters, digits and "
-                "underscores, starting with a letter (e.g. "
-                f"{re.sub(r'[^A-Za-z0-9_]', '_', key).strip('_') or 'x'!r})."
-            )
+    arguments = argument_names(inputs)
     # The same tensor may be fed under two keys; prune takes each feed once,
     # from the first key's argument.
     tensors = list(inputs.values())
@@ -145,7 +139,7 @@ def signature_function(wrapped: Any, graph: Any, name: str, signature_def: Any) 
     pruned = pruning.prune(wrapped, feeds, outputs)
 
     capture_names = _capture_names(
-        len(pruned.captured_inputs), {key.lower() for key in inputs}
+        len(pruned.captured_inputs), {argument.lower() for argument in arguments.values()}
     )
 
     def signature(*args: tf.Tensor) -> dict[str, tf.Tensor]:
@@ -161,8 +155,44 @@ def signature_function(wrapped: Any, graph: Any, name: str, signature_def: Any) 
             graph.capture(tensor, name=capture_name)
         return pruned(*[args[i] for i in positions.values()])
 
-    specs = [tf.TensorSpec(t.shape, t.dtype, name=key) for key, t in inputs.items()]
+    # A key that is no Python name (`image/encoded`) is an argument of
+    # another name here, and gets its key back in the saved signature
+    # (`saved_model.write`), as 2.15's SignatureDef had it.
+    specs = [tf.TensorSpec(t.shape, t.dtype, name=arguments[key]) for key, t in inputs.items()]
     return tf.function(signature, input_signature=specs, autograph=False)
+
+
+def argument_names(keys: Any) -> dict[str, str]:
+    """Receiver key -> the name of the signature function's argument for it.
+
+    A key that is a Python name is its own. Another gets the name
+    TensorFlow's loader looks up for it when a loaded signature is called
+    with the key (`input-1`: `input_1`, `0input`: `arg_0input`; a Python
+    keyword gets a `_`), made unique among the others whatever their case,
+    as `tf.saved_model.save` needs; keys that share such a name (`input-1`
+    beside `input_1`) are served by their keys in a TF1 session or TensorFlow
+    Serving, which read the SignatureDef, but TensorFlow's loader refuses to
+    call the signature with both.
+    """
+    keys = sorted(keys)
+    names = {key: key for key in keys if _INPUT_KEY.fullmatch(key) and not keyword.iskeyword(key)}
+    taken = {name.lower() for name in names.values()}
+    for key in keys:
+        if key in names:
+            continue
+        base = "".join(c if c.isalnum() else "_" for c in key) or "arg"
+        if not base[0].isalpha():
+            base = "arg_" + base
+        base = re.sub(r"[^A-Za-z0-9_]", "_", base)  # non-ASCII letters too
+        if keyword.iskeyword(base):
+            base += "_"
+        candidate, index = base, 0
+        while candidate.lower() in taken:
+            index += 1
+            candidate = f"{base}_{index}"
+        names[key] = candidate
+        taken.add(candidate.lower())
+    return names
 
 
 def _capture_names(count: int, taken: set[str]) -> list[str]:

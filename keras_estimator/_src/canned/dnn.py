@@ -13,7 +13,7 @@ model_dirs written by 2.15 restore and train on here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import tensorflow as tf
@@ -287,18 +287,26 @@ def classification_head(
 
 
 def check_hidden_units(hidden_units: Any) -> tuple[int, ...]:
-    if isinstance(hidden_units, (str, bytes)) or not isinstance(hidden_units, Sequence):
+    """The layer sizes, each made an int as 2.15's layers made it.
+
+    2.15's dense layers took `int(units)`: a command line's `"128 32".split()`,
+    floats and numpy arrays of sizes all worked, and still do.
+    """
+    if isinstance(hidden_units, (str, bytes, Mapping)) or not isinstance(
+        hidden_units, Iterable
+    ):
         raise ValueError(
             f"hidden_units must be a list of layer sizes such as [64, 32], got "
             f"{hidden_units!r}."
         )
-    units = tuple(hidden_units)
-    if not units or not all(
-        isinstance(u, int) and not isinstance(u, bool) and u > 0 for u in units
-    ):
+    given = list(hidden_units)
+    try:
+        units = tuple(int(u) for u in given)
+    except (TypeError, ValueError):
+        units = ()
+    if not units or any(u <= 0 for u in units):
         raise ValueError(
-            f"hidden_units must be a non-empty list of positive integers, got "
-            f"{list(units)!r}."
+            f"hidden_units must be a non-empty list of positive integers, got {given!r}."
         )
     return units
 
@@ -309,8 +317,10 @@ def check_feature_columns(feature_columns: Any) -> tuple[Any, ...]:
             f"feature_columns must be a list of tf.feature_column columns, got "
             f"{feature_columns!r}."
         )
-    columns = tuple(feature_columns) if isinstance(feature_columns, Sequence) else (
-        feature_columns,
+    # Any iterable of columns, as 2.15's tuple(feature_columns) took (a dict's
+    # values(), a generator); a column is a namedtuple, so it is given in one.
+    columns = (
+        tuple(feature_columns) if isinstance(feature_columns, Iterable) else (feature_columns,)
     )
     if not columns:
         raise ValueError(

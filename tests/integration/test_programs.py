@@ -633,6 +633,241 @@ def check_migrate_debugging_model_fn(r):
     assert r["loss"][0] > r["loss"][1] > r["loss"][2] > 0
     assert 0.3 < r["loss"][0] < 4.0
 
+
+TITANIC_EVAL_SURVIVED = 109 / 264  # tests/programs/data/titanic_eval.csv
+PREDICTION_DTYPES = {
+    "all_class_ids": "int32", "all_classes": "object", "class_ids": "int64",
+    "classes": "object", "logistic": "float32", "logits": "float32",
+    "probabilities": "float32",
+}
+PREDICTION_SHAPES = {
+    "all_class_ids": [2], "all_classes": [2], "class_ids": [1], "classes": [1],
+    "logistic": [1], "logits": [1], "probabilities": [2],
+}
+
+
+def check_linear_titanic_tutorial(r):
+    # The batch the tutorial inspects: pandas' dtypes kept (int64 columns,
+    # float64 age); DenseFeatures passes age through, one-hot encodes sex.
+    assert r["feature_keys"] == [
+        "age", "alone", "class", "deck", "embark_town", "fare",
+        "n_siblings_spouses", "parch", "sex",
+    ]
+    assert r["class_batch_dtype"] == "string"
+    assert r["age_batch_dtype"] == "float64"
+    assert r["n_siblings_spouses_batch_dtype"] == "int64"
+    assert r["age_dense_shape"] == [10, 1] and r["age_dense_equals_batch"]
+    assert r["gender_dense_shape"] == [10, 2] and r["gender_dense_matches_sex"]
+    assert r["gender_dense_row_sums"] == [1.0]
+    # 10 epochs of 627 rows in batches of 32: 20 batches an epoch.
+    for model in ("first", "crossed"):
+        assert r[f"{model}_global_step"] == 200
+        assert r[f"{model}_keys"] == CANNED_METRIC_KEYS
+        assert r[f"{model}_label/mean"] == pytest.approx(TITANIC_EVAL_SURVIVED)
+        assert r[f"{model}_accuracy_baseline"] == pytest.approx(1 - TITANIC_EVAL_SURVIVED)
+    # 2.15's variable names, the crossed column's included.
+    weights = [f"linear/linear_model/{c}/weights" for c in (
+        "age", "alone", "class", "deck", "embark_town", "fare",
+        "n_siblings_spouses", "parch", "sex",
+    )]
+    assert set(weights) <= set(r["first_variable_names"])
+    assert "linear/linear_model/bias_weights" in r["first_variable_names"]
+    assert set(r["crossed_variable_names"]) - set(r["first_variable_names"]) == {
+        "linear/linear_model/age_X_sex/weights",
+        "training/Ftrl/linear/linear_model/age_X_sex/weights/accumulator",
+        "training/Ftrl/linear/linear_model/age_X_sex/weights/linear",
+    }
+    # crossed_column(['age', 'sex'], 100) over the raw float age: the training
+    # rows' (age, sex) pairs hash to 70 of the 100 buckets, as in every 2.15
+    # run (Ftrl without l1 leaves exactly the untouched buckets at zero).
+    assert r["cross_weights_shape"] == [100, 1]
+    assert r["cross_weights_nonzero"] == 70
+    # Unseeded shuffles, unscaled fare and Ftrl at 0.2: the metrics move a lot
+    # from run to run. 2.15 over 9 runs: first model accuracy 0.689-0.750,
+    # auc 0.790-0.827, average_loss 0.503-0.641; crossed model accuracy
+    # 0.705-0.742, auc 0.783-0.824, average_loss 0.505-0.771. Majority: 0.587.
+    assert r["first_accuracy"] >= 0.65
+    assert r["first_auc"] >= 0.76
+    assert r["first_average_loss"] < 0.85
+    assert r["crossed_accuracy"] >= 0.65
+    assert r["crossed_auc"] >= 0.75
+    assert r["crossed_average_loss"] < 0.85
+    # predict() on the evaluation input_fn: one dict per row, 2.15's entries.
+    assert r["num_predictions"] == 264
+    assert r["prediction_keys"] == sorted(PREDICTION_DTYPES)
+    assert r["prediction_dtypes"] == PREDICTION_DTYPES
+    assert r["prediction_shapes"] == PREDICTION_SHAPES
+    assert r["classes_values"] == ["0", "1"]
+    assert r["all_classes_values"] == ["0", "1"]
+    assert r["all_class_ids_values"] == [0, 1]
+    assert r["probs_sum_to_one"] and r["logistic_equals_prob1"]
+    assert r["predict_accuracy"] == pytest.approx(r["crossed_accuracy"], abs=1e-6)
+    assert r["probs_mean"] == pytest.approx(r["crossed_prediction/mean"], abs=1e-5)
+    assert len(r["probs_first5"]) == 5 and all(0 < p < 1 for p in r["probs_first5"])
+
+
+def check_boosted_trees_tutorial(r):
+    assert r["class_one_hot"] == [[0.0, 0.0, 1.0]]
+    # 2 + 6 + 7 + 3 + 8 + 4 + 2 one-hot columns (the training vocabularies)
+    # and age, fare; the first row's ones, age 9.0 and fare 47.465.
+    assert r["example_dense_shape"] == [1, 34]
+    assert r["example_dense_sum"] == pytest.approx(7 + 9.0 + 47.465)
+    # The LinearClassifier on whole-dataset batches (so the shuffle does not
+    # matter): 2.15 gave the same figures in every run, as here.
+    assert r["linear_global_step"] == 100
+    assert r["linear_keys"] == CANNED_METRIC_KEYS
+    assert r["linear_accuracy"] == pytest.approx(195 / 264)
+    assert r["linear_auc"] == pytest.approx(0.8245635, abs=1e-4)
+    assert r["linear_average_loss"] == pytest.approx(0.5059557, rel=1e-4)
+    assert r["linear_prediction/mean"] == pytest.approx(0.39599, abs=1e-4)
+    # 2.15 has no BoostedTreesClassifier; here tf.estimator 2.8's.
+    assert r["boosted_trees_available"]
+    # max_steps=100: 2.8 stopped at step 100 with 17 trees of its n_trees=100
+    # (one step per tree layer); here the step counts trees, all 100 grown
+    # (docs/differences.md, boosted trees).
+    assert r["boosted_trees_global_step"] == r["boosted_trees_checkpoint_step"] == 100
+    assert r["boosted_trees_keys"] == CANNED_METRIC_KEYS
+    assert r["boosted_trees_label/mean"] == pytest.approx(TITANIC_EVAL_SURVIVED)
+    assert r["boosted_trees_num_predictions"] == 264
+    assert r["boosted_trees_prediction_keys"] == sorted(PREDICTION_SHAPES)
+    assert r["boosted_trees_prediction_shapes"] == PREDICTION_SHAPES
+    # 2.8 over 3 runs: accuracy 0.712-0.727, auc 0.795-0.806, average_loss
+    # 0.548-0.561; here 0.7235, 0.789, 0.608 (100 depth-6 trees overfit more).
+    assert r["boosted_trees_accuracy"] >= 0.68
+    assert r["boosted_trees_auc"] >= 0.76
+    assert r["boosted_trees_average_loss"] < 0.66
+    assert r["boosted_trees_predict_accuracy"] == pytest.approx(
+        r["boosted_trees_accuracy"], abs=1e-6
+    )
+    assert r["boosted_trees_probs_mean"] == pytest.approx(
+        r["boosted_trees_prediction/mean"], abs=1e-5
+    )
+
+
+def check_boosted_trees_model_understanding(r):
+    features = [
+        "age", "alone", "class", "deck", "embark_town", "fare",
+        "n_siblings_spouses", "parch", "sex",
+    ]
+    assert r["boosted_trees_available"]
+    # The step counts trees here (docs/differences.md): 50 both times, where
+    # 2.8 stopped the streamed model at step 100 (33 trees) and counted 153
+    # steps for the in-memory one's 50 trees of 3 layers.
+    assert r["streamed_global_step"] == r["in_memory_global_step"] == 50
+    assert r["in_memory_global_step_variable"] == 50
+    for model in ("streamed", "in_memory"):
+        assert r[f"{model}_keys"] == CANNED_METRIC_KEYS
+        # 2.8 over 3 runs: accuracy 0.735-0.750, auc 0.813-0.817, average
+        # loss 0.517-0.520; here 0.731, 0.816, 0.523.
+        assert r[f"{model}_accuracy"] >= 0.70
+        assert r[f"{model}_auc"] >= 0.78
+        assert r[f"{model}_average_loss"] < 0.56
+    # Directional feature contributions: one per feature, summing with the
+    # bias (the training survival rate, center_bias) to the probability.
+    assert r["num_explanations"] == 264
+    assert {"bias", "dfc", "probabilities"} <= set(r["explanation_keys"])
+    assert r["dfc_columns"] == features
+    assert r["bias_same_for_all"]
+    assert r["bias"] == pytest.approx(232 / 627, abs=1e-3)
+    assert r["dfc_sum_max_error"] < 1e-5
+    # Gain importances, normalized, sorted; sex the first in every 2.8 run.
+    assert r["importances_type"] == "OrderedDict"
+    assert sorted(r["importances_keys_in_order"]) == features
+    assert r["importances_sum"] == pytest.approx(1.0)
+    ordered = [r["importances"][k] for k in r["importances_keys_in_order"]]
+    assert ordered == sorted(ordered, reverse=True)
+    assert "sex" in r["importances_keys_in_order"][:3]
+    # Permutation importances: shuffling sex costs the most accuracy (2.8:
+    # 0.129-0.174).
+    perm = r["permutation_importances"]
+    assert max(perm, key=perm.get) == "sex" and perm["sex"] > 0.05
+    # The regressors on z = x exp(-x^2 - y^2), predicted on the 210 x 200
+    # grid; the grid's variance is 0.0231. LinearRegressor: 2.8 mse 0.0174.
+    assert r["predict_shape"] == r["linear_regressor_grid_shape"] == [210, 200]
+    assert r["trees_regressor_grid_shape"] == [210, 200]
+    assert r["linear_regressor_global_step"] == 500
+    assert 0.01 < r["linear_regressor_grid_mse"] < 0.021
+    # 37 trees (2.8: step 222, 37 trees of 6 layers): mse 6.5e-5-7.3e-5 in
+    # 2.8, 1.6e-4 here; correlation with z above 0.997 in both.
+    assert r["trees_regressor_global_step"] == 37
+    assert r["trees_regressor_grid_mse"] < 5e-4
+    assert r["trees_regressor_grid_corr"] > 0.99
+
+
+def check_taxifare_feateng_wide_deep(r):
+    # train_and_evaluate to 100 steps, evaluated once at the end (the first
+    # checkpoint after the initial one comes after 30 s, so a slow run may
+    # evaluate and export once more), one LatestExporter export.
+    assert r["global_step"] == 100
+    assert r["eval_checkpoint"] == "model.ckpt-100"
+    assert r["exports"] in (1, 2)
+    assert r["checkpoints_kept"] in (2, 3)  # ckpt-0, (a timed one), ckpt-100
+    assert r["eval_keys"] == [
+        "average_loss", "checkpoint_path", "label/mean", "loss", "prediction/mean",
+        "rmse",
+    ]
+    assert r["label_mean"] == pytest.approx(10.3764, abs=1e-4)  # the 250 rows
+    # add_metrics' v1 RMSE of the [batch] labels against the [batch, 1]
+    # predictions: the square root of the head's mean squared error.
+    assert r["rmse_squared_over_average_loss"] == pytest.approx(1.0, abs=2e-3)
+    assert r["loss"] == r["average_loss"]
+    # Raw lat/lon into a [128, 32, 4] ReLU network: 2.15 either predicts about
+    # the mean (eval loss 24.4-24.7, label variance 25.0) or, in about one run
+    # in three, has a dead network predicting about 1 (loss 110-118).
+    assert 20 < r["average_loss"] < 140
+    if r["average_loss"] < 60:
+        assert abs(r["prediction_mean"] - r["label_mean"]) < 1.5
+    assert 0 < r["prediction_mean"] < r["label_mean"] + 1.5
+    assert r["signature_keys"] == ["predict"]  # no default for raw inputs
+    assert r["signature_inputs"] == [
+        "dayofweek:string", "dropofflat:float32", "dropofflon:float32",
+        "hourofday:int32", "passengers:float32", "pickuplat:float32",
+        "pickuplon:float32",
+    ]
+    assert r["signature_outputs"] == ["predictions"]
+    assert r["served_equals_predict"]
+    assert all(0 < fare < 15 for fare in r["served_fares"])
+
+
+def check_housing_v1_regressors_add_metrics(r):
+    # Both v1 regressors train to the float max_steps (100 * train rows /
+    # 100) and are evaluated once on the whole eval frame as one batch.
+    assert r["num_train_steps_type"] == "float"
+    assert r["rows"] == 1000 and r["train_fraction_in_0.7_0.9"]
+    for prefix in ("linear", "dnn"):
+        assert r[f"{prefix}_steps_over_max"] == 0
+        assert r[f"{prefix}_eval_keys"] == [
+            "average_loss", "label/mean", "loss", "prediction/mean", "rmse",
+        ]
+        # v1 heads sum the squared errors over the batch (2.15: loss =
+        # average_loss * eval rows), and the RMSE metric in dollars is the
+        # square root of average_loss times SCALE.
+        assert r[f"{prefix}_loss_over_average_loss_per_eval_row"] == pytest.approx(
+            1.0, abs=1e-3
+        )
+        assert r[f"{prefix}_rmse_over_sqrt_average_loss"] == pytest.approx(1.0, abs=2e-3)
+        assert 1.9 < r[f"{prefix}_label_mean"] < 2.6  # the unseeded split's eval rows
+        assert abs(r[f"{prefix}_prediction_mean"] - r[f"{prefix}_label_mean"]) < 0.6
+    # Against predicting the mean (1.0): 2.15 over 7 runs linear 0.558-0.618,
+    # DNN 0.533-0.652.
+    assert r["linear_rmse_over_std"] < 0.72
+    assert r["dnn_rmse_over_std"] < 0.8
+    assert r["linear_variables"] == [
+        "global_step", "linear/linear_model/bias_weights",
+        "linear/linear_model/housing_median_age/weights",
+        "linear/linear_model/latitude_bucketized/weights",
+        "linear/linear_model/longitude_bucketized/weights",
+        "linear/linear_model/median_income/weights",
+        "linear/linear_model/num_bedrooms/weights",
+        "linear/linear_model/num_rooms/weights",
+        "linear/linear_model/persons_per_house/weights",
+    ]
+    assert r["dnn_variables"] == [
+        *(f"dnn/hiddenlayer_{i}/{v}" for i in range(3) for v in ("bias", "kernel")),
+        "dnn/logits/bias", "dnn/logits/kernel", "global_step",
+    ]
+
+
 CASES = [
     pytest.param("migration_guide_model_fn.py", check_migration_guide_model_fn),
     pytest.param(
@@ -732,6 +967,20 @@ CASES = [
         id="migrate_checkpoint_saver.py-one-eval-event-file",
         marks=pytest.mark.slow,
     ),
+    pytest.param("linear_titanic_tutorial.py", check_linear_titanic_tutorial),
+    pytest.param("boosted_trees_tutorial.py", check_boosted_trees_tutorial),
+    pytest.param(
+        "boosted_trees_model_understanding.py",
+        check_boosted_trees_model_understanding,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="AttributeError: 'BoostedTreesClassifier' object has no "
+            "attribute 'experimental_predict_with_explanations' (nor "
+            "experimental_feature_importances); tf.estimator 2.8 has both",
+        ),
+    ),
+    pytest.param("taxifare_feateng_wide_deep.py", check_taxifare_feateng_wide_deep),
+    pytest.param("housing_v1_regressors_add_metrics.py", check_housing_v1_regressors_add_metrics),
 ]
 
 

@@ -251,6 +251,8 @@ def test_throttle_zero_evaluates_every_new_checkpoint_and_returns_the_last(tmp_p
     # The checkpoint written when training starts is not evaluated; step 40
     # (max_steps) is evaluated after its save and is the final export.
     assert evaluated(exporter) == [(10, False), (20, False), (30, False), (40, True)]
+    # Python bools, as 2.15 passed them (programs test `is True`).
+    assert all(type(c["final"]) is bool for c in exporter.calls)
     assert [c["checkpoint"] for c in exporter.calls] == [f"model.ckpt-{s}" for s in (10, 20, 30, 40)]
     assert {c["export_path"] for c in exporter.calls} == {os.path.join(str(tmp_path), "export", "recording")}
     assert metrics["global_step"] == 40 and exports == ["export-40"]

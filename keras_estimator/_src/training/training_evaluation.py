@@ -108,7 +108,10 @@ class Evaluator:
             checkpoint_path=checkpoint,
             name=self._spec.name,
         )
-        reached_max = self._max_steps is not None and metrics["global_step"] >= self._max_steps
+        # A Python bool, as 2.15 passed exporters (not numpy's, from the step).
+        reached_max = bool(
+            self._max_steps is not None and metrics["global_step"] >= self._max_steps
+        )
         self._checkpoint, self.metrics = checkpoint, metrics
         self._was_final = final or reached_max
         self.export_results = [

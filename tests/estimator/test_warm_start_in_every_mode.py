@@ -89,3 +89,27 @@ def test_canned_estimators_warm_start_in_predict_and_evaluate(tmp_path):
         ),
     )
     assert weights_only.evaluate(_input_fn)["loss"] == pytest.approx(_LOSS_WEIGHTS_ONLY, abs=1e-4)
+
+
+def test_warm_start_from_this_package_s_own_export(trained_at_42, tmp_path):
+    # 2.15 warm-started from its exports (whose variables it saved by name);
+    # this package's exports key them by object path.
+    def model_fn_with_an_output(features, labels, mode):
+        spec = _model_fn_starting_at(42.0)(features, labels, mode)
+        outputs = {"p": keras_estimator.export.PredictOutput(spec.predictions)}
+        return spec._replace(export_outputs=outputs)
+
+    exporting = keras_estimator.Estimator(model_fn_with_an_output, trained_at_42)
+    export_dir = exporting.export_saved_model(
+        str(tmp_path / "export"),
+        keras_estimator.export.build_raw_serving_input_receiver_fn(
+            {"x": tf.TensorSpec([None, 1], tf.float32)}
+        ),
+    )
+    export_dir = export_dir.decode() if isinstance(export_dir, bytes) else export_dir
+    est = keras_estimator.Estimator(
+        _model_fn_starting_at(36.0), str(tmp_path / "new"), warm_start_from=export_dir
+    )
+    assert float(np.ravel(next(est.predict(_one))["y"])[0]) == pytest.approx(43.0)
+    est.train(_one, steps=1)
+    assert float(est.get_variable_value("x")) == pytest.approx(42.0)

@@ -26,6 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
+from keras_estimator._src.checkpoint import object_checkpoint
 from keras_estimator._src.checkpoint.vocab_remap import remap_by_vocab
 from keras_estimator._src.engine.variable_store import as_tf_variable
 
@@ -258,7 +259,44 @@ def warm_start(
     """
     path = _resolve_checkpoint(settings.ckpt_to_initialize_from)
     with _checkpoint.open_reader(path) as reader:
-        return _warm_start_from(reader, path, variables, settings)
+        return _warm_start_from(_by_name(reader), path, variables, settings)
+
+
+def _by_name(reader: Any) -> Any:
+    """`reader`, answering also by the names an object-based checkpoint's variables had.
+
+    A SavedModel's `variables/variables` (an export of this package, or any
+    TF2 SavedModel) keys its values by object path; 2.15's exports keyed them
+    by variable name, and warm starts read them so.
+    """
+    keys = reader.get_variable_to_shape_map()
+    if object_checkpoint.OBJECT_GRAPH_KEY not in keys:
+        return reader
+    return _NamedReader(reader, object_checkpoint.stored_names(reader, keys))
+
+
+class _NamedReader:
+    """A checkpoint reader whose values are found by name -> key."""
+
+    def __init__(self, reader: Any, keys: Mapping[str, str]) -> None:
+        self._reader = reader
+        self._keys = dict(keys)
+        shapes = reader.get_variable_to_shape_map()
+        dtypes = reader.get_variable_to_dtype_map()
+        self._shapes = {name: shapes[key] for name, key in self._keys.items()}
+        self._dtypes = {name: dtypes[key] for name, key in self._keys.items()}
+
+    def get_variable_to_shape_map(self) -> dict[str, Any]:
+        return dict(self._shapes)
+
+    def get_variable_to_dtype_map(self) -> dict[str, Any]:
+        return dict(self._dtypes)
+
+    def has_tensor(self, name: str) -> bool:
+        return name in self._keys
+
+    def get_tensor(self, name: str) -> Any:
+        return self._reader.get_tensor(self._keys.get(name, name))
 
 
 def _warm_start_from(

@@ -33,9 +33,37 @@ from keras_estimator._src.tf_internals import (
     distribute,
     graph_seeds,
     moving_average_names,
+    ordered_traces,
+    pruning,
     v1_savers,
     variable_initializers,
 )
+
+
+def _initialize_tables(graph: Any, first: int) -> None:
+    """Initializes the lookup tables this model_fn call made, once, now.
+
+    A table (`tf.lookup.StaticHashTable`, `StaticVocabularyTable`) made in
+    the model_fn holds an eager resource and puts the op that fills it in
+    the graph's TABLE_INITIALIZERS, which 2.15's Scaffold ran when its
+    session started (`tables_initializer()`); the steps here run only what
+    they fetch. The ops are copied out with what they read and run once,
+    as that session did. One reading the features is left as it is: the
+    step then fails with TensorFlow's "Table not initialized".
+    """
+    ops = [
+        op
+        for op in graph.get_collection(tf.compat.v1.GraphKeys.TABLE_INITIALIZERS)[first:]
+        if isinstance(op, tf.Operation) and op.graph is graph
+    ]
+    if not ops:
+        return
+    try:
+        initialize = ordered_traces.fetches_alone(graph, ops, [], data_only=True)
+    except pruning.PRUNE_ERRORS:
+        return
+    with tf.init_scope():
+        initialize()
 
 
 class ModelFnTrace:
@@ -154,6 +182,7 @@ class ModelFnTrace:
             if self.building:
                 self.model_fn_graph = graph
             first_op = len(graph.get_operations()) if not tf.executing_eagerly() else 0
+            first_table = len(graph.get_collection(tf.compat.v1.GraphKeys.TABLE_INITIALIZERS))
             try:
                 spec = self.model_fn(
                     **{k: v for k, v in candidates.items() if k in self._accepted}
@@ -172,6 +201,8 @@ class ModelFnTrace:
                     _fetches.note_reads_before_updates(graph, first_op)
             if recording and isinstance(spec, EstimatorSpec):
                 summaries.write_collected()
+            if not tf.executing_eagerly():
+                _initialize_tables(graph, first_table)
         if not isinstance(spec, EstimatorSpec):
             _raise_not_a_spec(spec)
         summaries.note_session_scaffold(spec.scaffold)

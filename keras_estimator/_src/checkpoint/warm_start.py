@@ -272,16 +272,20 @@ def _by_name(reader: Any) -> Any:
     keys = reader.get_variable_to_shape_map()
     if object_checkpoint.OBJECT_GRAPH_KEY not in keys:
         return reader
-    return _NamedReader(reader, object_checkpoint.stored_names(reader, keys))
+    return _NamedReader(reader, object_checkpoint.stored_names(reader, keys), keys)
 
 
 class _NamedReader:
-    """A checkpoint reader whose values are found by name -> key."""
+    """A checkpoint reader whose values are found by name -> key.
 
-    def __init__(self, reader: Any, keys: Mapping[str, str]) -> None:
+    `shapes` is the reader's own variable-to-shape map, already read.
+    """
+
+    def __init__(
+        self, reader: Any, keys: Mapping[str, str], shapes: Mapping[str, Any]
+    ) -> None:
         self._reader = reader
         self._keys = dict(keys)
-        shapes = reader.get_variable_to_shape_map()
         dtypes = reader.get_variable_to_dtype_map()
         self._shapes = {name: shapes[key] for name, key in self._keys.items()}
         self._dtypes = {name: dtypes[key] for name, key in self._keys.items()}

@@ -595,11 +595,7 @@ class HookCallback(keras.callbacks.Callback):
         alone = self._run_alone(fetches, feed_dict)
         if alone is not _NOT_ALONE:
             return alone
-        plan = self._fetch_plan([SessionRunArgs(fetches)])
-        held = _variable_values(plan)
-        if held is None:
-            return self._session.run(fetches)  # raises, saying what to do instead
-        return plan.results(held)[0]
+        return self._variables_now(fetches)
 
     def _run_alone(self, fetches: Any, feed_dict: Any) -> Any:
         """`session.run(fetches, feed_dict)` of graph ops that read no batch, run alone.
@@ -610,13 +606,7 @@ class HookCallback(keras.callbacks.Callback):
         the batch (and nothing is fed).
         """
         flat = tf.nest.flatten(fetches)
-        if not any(run_alone.graph_part(f, self._graph) is not None for f in flat):
-            if feed_dict:
-                raise ValueError(
-                    f"session.run got feed_dict={feed_dict!r} for {fetches!r}, which "
-                    "holds nothing of the model's graph to feed. Feed data through "
-                    "input_fn (tf.data) instead."
-                )
+        if not feed_dict and all(run_alone.graph_part(f, self._graph) is None for f in flat):
             return _NOT_ALONE
         try:
             with self._graph_lookups():
@@ -629,10 +619,14 @@ class HookCallback(keras.callbacks.Callback):
     def _value_now(self, fetch: Any) -> Any:
         if isinstance(fetch, tf.Variable) and run_alone.graph_part(fetch) is not None:
             return fetch.numpy()  # an assignment's result, once it ran: the value now
-        plan = self._fetch_plan([SessionRunArgs(fetch)])
+        return self._variables_now(fetch)
+
+    def _variables_now(self, fetches: Any) -> Any:
+        """`session.run(fetches)` of variables alone: their values now."""
+        plan = self._fetch_plan([SessionRunArgs(fetches)])
         held = _variable_values(plan)
         if held is None:
-            return self._session.run(fetch)  # raises, saying what to do instead
+            return self._session.run(fetches)  # raises, saying what to do instead
         return plan.results(held)[0]
 
     def _can_run_once(self) -> bool:

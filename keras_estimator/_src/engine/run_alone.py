@@ -78,7 +78,8 @@ def run_alone(fetches: Any, feed_dict: Any, value_of: Any, graph: Any = None) ->
     if feeds and not parts:
         raise ValueError(
             f"session.run(..., feed_dict={feed_dict!r}) for {fetches!r}, which holds "
-            "nothing of the model's graph to feed."
+            "nothing of the model's graph to feed. Fetch the ops that read the fed "
+            "placeholders, or feed data through input_fn (tf.data)."
         )
     ran = dict(zip(parts, _run(fetches, list(parts.values()), feeds), strict=True))
     results = []

@@ -272,12 +272,10 @@ def build_serving_model(
     method_names = {}
     input_keys = {}
     for name, signature_def in sorted(traced.signature_defs.items()):
-        functions[name] = _export_signatures.signature_function(
+        functions[name], renamed = _export_signatures.signature_function(
             wrapped, traced.graph, name, signature_def
         )
         method_names[name] = signature_def.method_name
-        arguments = _export_signatures.argument_names(signature_def.inputs)
-        renamed = {argument: key for key, argument in arguments.items() if argument != key}
         if renamed:
             input_keys[name] = renamed
     return ServingModel(module, functions, method_names, input_keys)

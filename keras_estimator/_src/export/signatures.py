@@ -118,8 +118,15 @@ def _log_signatures(included: dict[str, Any], excluded: dict[str, str]) -> None:
         logger.warning("Export includes no default signature!")
 
 
-def signature_function(wrapped: Any, graph: Any, name: str, signature_def: Any) -> Any:
-    """A tf.function with the signature's named inputs and outputs."""
+def signature_function(
+    wrapped: Any, graph: Any, name: str, signature_def: Any
+) -> tuple[Any, dict[str, str]]:
+    """A tf.function with the signature's named inputs and outputs.
+
+    Returns it, and {argument name: receiver key} for the inputs whose key
+    is no Python name (`_argument_names`), which the saved SignatureDef gets
+    back (`saved_model_files.rename_signature_inputs`).
+    """
     inputs = {
         key: _dense_tensor(graph, name, "input", key, info)
         for key, info in sorted(signature_def.inputs.items())
@@ -128,7 +135,7 @@ def signature_function(wrapped: Any, graph: Any, name: str, signature_def: Any) 
         key: _dense_tensor(graph, name, "output", key, info)
         for key, info in signature_def.outputs.items()
     }
-    arguments = argument_names(inputs)
+    arguments = _argument_names(inputs)
     # The same tensor may be fed under two keys; prune takes each feed once,
     # from the first key's argument.
     tensors = list(inputs.values())
@@ -159,10 +166,11 @@ def signature_function(wrapped: Any, graph: Any, name: str, signature_def: Any) 
     # another name here, and gets its key back in the saved signature
     # (`saved_model.write`), as 2.15's SignatureDef had it.
     specs = [tf.TensorSpec(t.shape, t.dtype, name=arguments[key]) for key, t in inputs.items()]
-    return tf.function(signature, input_signature=specs, autograph=False)
+    renamed = {argument: key for key, argument in arguments.items() if argument != key}
+    return tf.function(signature, input_signature=specs, autograph=False), renamed
 
 
-def argument_names(keys: Any) -> dict[str, str]:
+def _argument_names(keys: Any) -> dict[str, str]:
     """Receiver key -> the name of the signature function's argument for it.
 
     A key that is a Python name is its own. Another gets the name

@@ -88,9 +88,7 @@ def prune(wrapped: Any, feeds: Any, fetches: Any, data_only: bool = False) -> An
     flat_feeds = [t for t in flat_feeds if id(t) not in captured]
     elements = tf.nest.map_structure(lambda f: _graph_element(graph, f), fetches)
     if elements is None or not _copyable(graph, flat_feeds, elements):
-        if data_only:
-            raise ValueError(f"cannot copy out what {fetches!r} reads alone")
-        return wrapped.prune(feeds=feeds, fetches=fetches)
+        return _tensorflow_prune(wrapped, feeds, fetches, data_only)
     operations = [e for e in tf.nest.flatten(elements) if isinstance(e, tf.Operation)]
     tensors = [
         t
@@ -103,9 +101,7 @@ def prune(wrapped: Any, feeds: Any, fetches: Any, data_only: bool = False) -> An
     try:
         copies = _copy_part(graph, pruned_graph, tensors + operations, flat_feeds, data_only)
     except _NotCopied:
-        if data_only:
-            raise ValueError(f"cannot copy out what {fetches!r} reads alone") from None
-        return wrapped.prune(feeds=feeds, fetches=fetches)
+        return _tensorflow_prune(wrapped, feeds, fetches, data_only)
     pruned_graph.outputs.extend(copies[t] for t in tensors)
     pruned_graph.control_outputs.extend(copies[op] for op in operations)
     pruned_graph.inputs.extend(copies[t] for t in flat_feeds)
@@ -128,6 +124,16 @@ def prune(wrapped: Any, feeds: Any, fetches: Any, data_only: bool = False) -> An
     pruned._num_positional_args = len(flat_feeds)
     pruned._arg_keywords = [t.op.name for t in flat_feeds]
     return pruned
+
+
+def _tensorflow_prune(wrapped: Any, feeds: Any, fetches: Any, data_only: bool) -> Any:
+    """TensorFlow's own prune, for what the copy does not cover.
+
+    It follows control inputs, so it cannot leave them out (`data_only`).
+    """
+    if data_only:
+        raise ValueError(f"cannot copy out what {fetches!r} reads alone")
+    return wrapped.prune(feeds=feeds, fetches=fetches)
 
 
 def _graph_element(graph: Any, fetch: Any) -> Any:

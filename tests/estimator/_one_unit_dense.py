@@ -27,7 +27,7 @@ def input_fn():
     return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(8).repeat()
 
 
-def model_fn_from(init_checkpoint=None, saver=False, init_fn_of=None):
+def model_fn_from(init_checkpoint=None, saver=False, init_fn_of=None, init_fn_after=None):
     """The program's model_fn.
 
     Args:
@@ -36,6 +36,9 @@ def model_fn_from(init_checkpoint=None, saver=False, init_fn_of=None):
             leaves unused.
         init_fn_of: mode -> the Scaffold `init_fn` the spec gives (None: no
             Scaffold).
+        init_fn_after: (kernel, features) -> the Scaffold `init_fn` of a
+            training or evaluation spec, made after `minimize()` (so that
+            what it builds comes after the training ops in the graph).
     """
 
     def model_fn(features, labels, mode):
@@ -59,6 +62,9 @@ def model_fn_from(init_checkpoint=None, saver=False, init_fn_of=None):
         train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
             loss, v1.train.get_global_step()
         )
+        if init_fn_after is not None:
+            (kernel,) = [v for v in v1.global_variables() if v.name == "out/kernel:0"]
+            scaffold = v1.train.Scaffold(init_fn=init_fn_after(kernel, features))
         return keras_estimator.EstimatorSpec(
             mode, loss=loss, train_op=train_op, predictions=out, scaffold=scaffold
         )

@@ -112,32 +112,8 @@ _AFTER_10_FROM_2 = (2.495907783508301, 0.8758841753005981)
 _AFTER_10_FROM_HALF = (1.8340020179748535, 0.8061758279800415)
 
 
-def _after_minimize_model_fn(init_fn_after):
-    """The one-unit program; its init_fn comes from what minimize() left."""
-
-    def model_fn(features, labels, mode):
-        out = keras_estimator.compat.layers.dense(
-            features["x"],
-            1,
-            name="out",
-            kernel_initializer=v1.constant_initializer(0.5),
-            bias_initializer=v1.constant_initializer(0.25),
-        )
-        loss = v1.losses.mean_squared_error(labels, out)
-        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
-            loss, v1.train.get_global_step()
-        )
-        (kernel,) = [v for v in v1.global_variables() if v.name == "out/kernel:0"]
-        scaffold = v1.train.Scaffold(init_fn=init_fn_after(kernel, features))
-        return keras_estimator.EstimatorSpec(
-            mode, loss=loss, train_op=train_op, predictions=out, scaffold=scaffold
-        )
-
-    return model_fn
-
-
 def _trained_10(init_fn_after, model_dir):
-    est = keras_estimator.Estimator(_after_minimize_model_fn(init_fn_after), str(model_dir))
+    est = keras_estimator.Estimator(model_fn_from(init_fn_after=init_fn_after), str(model_dir))
     est.train(_input_fn, steps=10)
     return _weights(est)
 

@@ -2,13 +2,15 @@
 
 Usage:
     python tests/_preemption_child.py sigterm DIR_ONE DIR_TWO STEP
-        1. Trains in DIR_ONE with a hook that sends SIGTERM to this process
-           in `after_run` at global step STEP (one step per run).
-        2. Installs a Python SIGTERM handler, then trains in DIR_TWO with
+        1. Installs a Python SIGTERM handler, then trains in DIR_TWO with
            fused runs while a timer thread sends SIGTERM mid-run.
+        2. Puts back SIGTERM's default handling, then trains in DIR_ONE with
+           a hook that sends SIGTERM to this process in `after_run` at
+           global step STEP (one step per run): the process ends there.
         Prints `hook end <step>` from each hook's `end`, `returned <step>`
-        after each `train()`, `user handler <signum>` when the user's handler
-        runs, and `restored <bool>` for the handler found after `train()`.
+        after each `train()` that returns, `user handler <signum>` when the
+        user's handler runs, and `restored <bool>` for the handler found
+        after `train()`.
     python tests/_preemption_child.py hold DIR RELEASE_FILE
         Trains in DIR, printing `holding <pid>` after the first step, then
         sleeps in each step until RELEASE_FILE exists (at most 60 s).
@@ -92,11 +94,6 @@ def main() -> None:
     mode = sys.argv[1]
     if mode == "sigterm":
         dir_one, dir_two, step = sys.argv[2], sys.argv[3], int(sys.argv[4])
-        trained = estimator(dir_one)
-        trained.train(
-            _models.input_fn(x, y), hooks=[SigtermAtStep(step)], max_steps=10**6
-        )
-        print(f"returned {trained.get_variable_value('global_step')}", flush=True)
 
         def user_handler(signum, frame):
             print(f"user handler {signum}", flush=True)
@@ -108,6 +105,13 @@ def main() -> None:
         print(
             f"restored {signal.getsignal(signal.SIGTERM) is user_handler}", flush=True
         )
+
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        trained = estimator(dir_one)
+        trained.train(
+            _models.input_fn(x, y), hooks=[SigtermAtStep(step)], max_steps=10**6
+        )
+        print(f"returned {trained.get_variable_value('global_step')}", flush=True)
     elif mode == "hold":
         model_dir, release_file = sys.argv[2], sys.argv[3]
         estimator(model_dir).train(

@@ -19,7 +19,9 @@ but `model_dir` and `result_path`):
   fetches every step (it must run on the chief only).
 * `die_at_step`: {"worker_0": N} kills that task with SIGKILL at step N.
 * `sigterm_at_step`: {"chief_0": N} sends that task SIGTERM, from its own
-  process, once training reaches step N (a preemption notice).
+  process, once training reaches step N (a preemption notice). That task
+  installs a SIGTERM handler first, as a program that goes on after the
+  notice does (it records the call under "sigterm_handler_calls").
 * `evaluate`, `predict`, `export`: what to do after training.
 * `evaluate_steps`: a list of `steps` values (null for None), each one
   `evaluate(steps=...)` call after training (results under
@@ -235,6 +237,8 @@ def hooks():
     sigterm_at = SPEC.get("sigterm_at_step", {}).get(TASK)
     if sigterm_at:
         found.append(SigtermAtStep(sigterm_at))
+        calls = RESULT.setdefault("sigterm_handler_calls", [])
+        signal.signal(signal.SIGTERM, lambda signum, frame: calls.append(signum))
     return found
 
 

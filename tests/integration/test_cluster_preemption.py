@@ -5,7 +5,11 @@ wait. A hook in the signalled task sends SIGTERM to its own process at step
 K, so the notice arrives at a known step: under MultiWorkerMirroredStrategy
 every worker stops at the same run boundary and the chief saves; under
 ParameterServerStrategy the chief (the coordinator) stops scheduling and
-saves. Each process exits 0, and a restart resumes from the saved step.
+saves. The signalled task has a SIGTERM handler of its own (the program's
+handler, called after the save), so each process goes on and exits 0; a
+restart resumes from the saved step. (Under the default handling the
+process ends by the signal after the save:
+`tests/distribute/test_preemption_and_lock.py`.)
 
 CI runs the worker-signalled multi-worker case and the parameter-server stop;
 the chief-signalled case and the parameter-server restart (each another
@@ -48,6 +52,7 @@ def test_sigterm_on_one_worker_stops_all_at_one_step_and_the_chief_saves(
     chief, worker = _run_multi_worker(tmp_path, "first", spec)
     signalled_result = chief if signalled == "chief_0" else worker
     assert signalled_result.result["sigterm_at"] == SIGTERM_AT
+    assert signalled_result.result["sigterm_handler_calls"] == [15]
     # Both workers stopped at the step the signalled one reached, and the
     # chief saved it (between save_checkpoints_steps' saves).
     checkpoint = f"model.ckpt-{SIGTERM_AT}"
@@ -83,8 +88,10 @@ def test_sigterm_on_the_parameter_server_chief_stops_scheduling_saves_and_resume
         tmp_path / "first", "--steps", "200", "--sigterm_at_step", "30"
     )
     # The chief stopped at the run boundary the hook asked for, saved there,
-    # returned from train() normally (and evaluated); ps and workers serve on.
+    # called the program's handler, returned from train() (and evaluated);
+    # ps and workers serve on.
     assert result["sigterm_at"] == 30
+    assert result["sigterm_handler_calls"] == [15]
     assert "error" not in result
     assert result["steps_run"] == 30
     assert result["after"]["global_step"] == 30

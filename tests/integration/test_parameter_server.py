@@ -334,6 +334,7 @@ def test_sigterm_while_the_chief_waits_for_lost_workers_saves_and_returns(tmp_pa
     assert result["killed_at"] >= 50
     assert "error" not in result
     assert "SIGTERM while the run under way waits for workers" in cluster.log("chief")
+    assert result["sigterm_handler_calls"] == [15]  # after the save
     # Training stopped at the step the parameter server holds and saved it.
     stopped_at = result["after"]["global_step"]
     assert stopped_at == result["killed_at"]

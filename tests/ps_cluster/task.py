@@ -247,6 +247,12 @@ def main():
     sigterm = SigtermAtStep(args.sigterm_at_step) if args.sigterm_at_step else None
     if sigterm is not None:
         hooks.append(sigterm)
+    sigterm_calls: list[int] = []
+    if config.task_type == "chief" and (sigterm is not None or args.ready_file):
+        # A program that goes on after a preemption notice (to report here)
+        # installs its own handler; under the default handling the process
+        # would end once the step is saved.
+        signal.signal(signal.SIGTERM, lambda signum, frame: sigterm_calls.append(signum))
     counter = CountSteps()
     try:
         # On ps and worker tasks this serves the chief and does not return.
@@ -275,6 +281,7 @@ def main():
     ]
     result["killed_at"] = hooks[0].killed_at if args.kill_pid else None
     result["sigterm_at"] = sigterm.sent_at if sigterm is not None else None
+    result["sigterm_handler_calls"] = sigterm_calls
     with open(args.result, "w") as handle:
         json.dump(result, handle, default=float)
     # The coordinator's threads may wait on a lost task; the result is written.

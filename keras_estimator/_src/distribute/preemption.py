@@ -13,11 +13,18 @@ did, logs a warning and returns normally.
 Covered:
 * Only in the main thread, where `signal.signal` works; `train()` in other
   threads keeps whatever handler the process has.
+* With SIGTERM's default handling (no handler installed), the process
+  then ends as SIGTERM ends it, once the checkpoint is written and
+  model_dir's lock released: the signal is sent again under the default
+  handling. `train()` does not return, so what the program does after it
+  (an evaluation, `train_and_evaluate`'s final export of a model that did
+  not finish training, an exit status of 0) does not happen, as with 2.15,
+  which SIGTERM killed at once.
 * A SIGTERM handler the program installed in Python is restored when
   `train()` ends and then called with the signal, after the checkpoint is
-  written. A handler installed outside Python (`signal.getsignal` returns
-  None) and an ignored SIGTERM (`SIG_IGN`) are left alone: then no handler
-  is installed.
+  written; if it returns, so does `train()`. A handler installed outside
+  Python (`signal.getsignal` returns None) and an ignored SIGTERM
+  (`SIG_IGN`) are left alone: then no handler is installed.
 * The chief, or a process without a cluster, saves. Under
   MultiWorkerMirroredStrategy a signalled worker stops every worker at the
   same boundary (the stop agreement) and the chief saves; non-chief workers
@@ -31,7 +38,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
+import sys
 import threading
 import types
 from collections.abc import Callable, Iterator
@@ -103,8 +112,10 @@ class StopOnSigterm(keras.callbacks.Callback):
 def on_sigterm() -> Iterator[Preemption]:
     """Turns SIGTERM into a `Preemption` flag for the duration of the block.
 
-    On leaving, the previous handler is restored; if SIGTERM arrived and that
-    handler is a Python callable, it is called with the signal.
+    On leaving, the previous handler is restored. If SIGTERM arrived, that
+    handler is then called with the signal when it is a Python callable;
+    when it is the default handling, the signal is sent again, which ends
+    the process.
     """
     preemption = Preemption()
     previous = _installable_previous()
@@ -117,8 +128,26 @@ def on_sigterm() -> Iterator[Preemption]:
         yield preemption
     finally:
         signal.signal(signal.SIGTERM, previous)
-        if preemption.requested and callable(previous):
-            previous(signal.SIGTERM, preemption._frame)
+        if preemption.requested:
+            if callable(previous):
+                previous(signal.SIGTERM, preemption._frame)
+            elif previous == signal.SIG_DFL:
+                logger.warning(
+                    "Ending the process as SIGTERM's default handling does; "
+                    "install a SIGTERM handler (signal.signal) to go on "
+                    "after train() instead."
+                )
+                _flush_standard_streams()
+                os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _flush_standard_streams() -> None:
+    """Writes out what the program printed before the process ends."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
 
 
 def _installable_previous() -> _Handler | int | None:

@@ -269,7 +269,10 @@ class Estimator:
 
         The chief holds model_dir's lock file (`model_dir_lock`) while it
         trains. On SIGTERM in the main thread, training stops after the run
-        of steps under way, saves a checkpoint and returns (`preemption`).
+        of steps under way and saves a checkpoint; then the process ends as
+        SIGTERM's default handling ends it, or, when the program installed
+        a SIGTERM handler, that handler is called and train returns
+        (`preemption`).
 
         Returns:
             self, for chaining.
@@ -306,7 +309,9 @@ class Estimator:
             if self._config.is_chief
             else contextlib.nullcontext()
         )
-        with lock, _preemption.on_sigterm() as preemption:
+        # The lock is released before a SIGTERM under the default handling
+        # ends the process (`preemption.on_sigterm`).
+        with _preemption.on_sigterm() as preemption, lock:
             self._open_predictions.before_change()
             self._train(
                 input_fn,

@@ -6,8 +6,9 @@ K, so the notice arrives at a known step: under MultiWorkerMirroredStrategy
 every worker stops at the same run boundary and the chief saves; under
 ParameterServerStrategy the chief (the coordinator) stops scheduling and
 saves. The signalled task has a SIGTERM handler of its own (the program's
-handler, called after the save), so each process goes on and exits 0; a
-restart resumes from the saved step. (Under the default handling the
+handler, called after the save), so it goes on; under MultiWorkerMirrored
+the other worker's train() raises a RuntimeError saying why it stopped (its
+task reports it and exits 1). A restart resumes from the saved step. (Under the default handling the
 process ends by the signal after the save:
 `tests/distribute/test_preemption_and_lock.py`.)
 
@@ -28,12 +29,13 @@ CHIEF_AND_WORKER = [("chief", 0), ("worker", 0)]
 LIMIT_SECS = 90
 
 
-def _run_multi_worker(tmp_path, name, spec):
+def _run_multi_worker(tmp_path, name, spec, failing=None):
     results = launcher.run_tasks(
         tmp_path / name, spec, launcher.make_cluster(), CHIEF_AND_WORKER, LIMIT_SECS
     )
-    for result in results.values():
-        assert result.returncode == 0, str(result)
+    for task, result in results.items():
+        # A task whose main raised exits 1, having written its result.
+        assert result.returncode == (1 if task == failing else 0), str(result)
     return results["chief_0"], results["worker_0"]
 
 
@@ -49,16 +51,23 @@ def test_sigterm_on_one_worker_stops_all_at_one_step_and_the_chief_saves(
         "steps": 40,
         "sigterm_at_step": {signalled: SIGTERM_AT},
     }
-    chief, worker = _run_multi_worker(tmp_path, "first", spec)
-    signalled_result = chief if signalled == "chief_0" else worker
+    other_task = "worker_0" if signalled == "chief_0" else "chief_0"
+    chief, worker = _run_multi_worker(tmp_path, "first", spec, failing=other_task)
+    signalled_result, other = (chief, worker) if signalled == "chief_0" else (worker, chief)
     assert signalled_result.result["sigterm_at"] == SIGTERM_AT
     assert signalled_result.result["sigterm_handler_calls"] == [15]
     # Both workers stopped at the step the signalled one reached, and the
     # chief saved it (between save_checkpoints_steps' saves).
     checkpoint = f"model.ckpt-{SIGTERM_AT}"
-    assert chief.result["latest_checkpoint"] == checkpoint
-    assert worker.result["latest_checkpoint"] == checkpoint
+    assert signalled_result.result["latest_checkpoint"] == checkpoint
     assert _checkpoint_steps(str(model_dir)) == [0, 5, SIGTERM_AT]
+    # The worker that got no SIGTERM does not return from train() as if
+    # training had ended: it raises, after the save, saying why.
+    assert other.result["error"].startswith(
+        f"RuntimeError: Training stopped at step {SIGTERM_AT}: another worker of "
+        "the cluster received SIGTERM"
+    ), other.result
+    assert "latest_checkpoint" not in other.result
     if signalled == "chief_0":
         assert re.search(
             rf"Training stopped on SIGTERM at step {SIGTERM_AT}; the checkpoint "
@@ -70,6 +79,11 @@ def test_sigterm_on_one_worker_stops_all_at_one_step_and_the_chief_saves(
             rf"Training stopped on SIGTERM at step {SIGTERM_AT}; the chief saves",
             worker.log,
         ), worker.log[-4000:]
+        assert re.search(
+            rf"Training stopped on another worker's SIGTERM at step {SIGTERM_AT}; "
+            rf"the checkpoint \S*{checkpoint} was saved",
+            chief.log,
+        ), chief.log[-4000:]
 
     # A restart of both tasks resumes from the saved step.
     chief, worker = _run_multi_worker(

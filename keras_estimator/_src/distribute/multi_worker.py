@@ -17,7 +17,7 @@ different workers. This module owns what keeps them in step:
   what they asked for; fetched values are the worker's own, as a TF1 hook
   saw its own graph's.
 * `StopTogether`, the last callback of a multi-worker loop, applies the stop
-  agreement.
+  agreement, and tells the workers when it comes from a worker's SIGTERM.
 * `check_same_step` and `barrier`: every worker restores the same checkpoint
   and sees the chief's final checkpoint before the next call.
 * Only the chief writes to model_dir (`writes_to_model_dir`); other workers
@@ -103,6 +103,10 @@ class Agreement:
         """True on every worker if `flag` is True on any worker."""
         return bool(self.gather([int(flag)]).max())
 
+    def any_each(self, flags: list[bool]) -> list[bool]:
+        """For each of `flags`, whether it is True on any worker (one collective)."""
+        return [bool(value) for value in self.gather([int(f) for f in flags]).max(axis=0)]
+
 
 _agreements: weakref.WeakKeyDictionary[Any, Agreement] = weakref.WeakKeyDictionary()
 
@@ -124,12 +128,21 @@ class StopTogether(keras.callbacks.Callback):
     the callbacks have seen the run.
     """
 
-    def __init__(self, workers: Agreement) -> None:
+    def __init__(self, workers: Agreement, preemption: Any = None) -> None:
         super().__init__()
         self._workers = workers
+        self._preemption = preemption
 
     def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self.model.stop_training = self._workers.any(bool(self.model.stop_training))
+        # With the stop, whether a worker stops on SIGTERM: the others then
+        # know they stopped for it (`preemption.Preemption.by_peer`).
+        own = self._preemption
+        stop, preempted = self._workers.any_each(
+            [bool(self.model.stop_training), own is not None and own.requested]
+        )
+        self.model.stop_training = stop
+        if preempted and own is not None and not own.requested:
+            own.by_peer = True
 
     def on_test_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
         stop = bool(getattr(self.model, "stop_evaluating", False))
@@ -141,7 +154,11 @@ def with_stop_together(model: Any, callbacks: list[Any]) -> list[Any]:
     workers = agreement(getattr(model, "distribute_strategy", None))
     if workers is None:
         return callbacks
-    return [*callbacks, StopTogether(workers)]
+    from keras_estimator._src.distribute import preemption as _preemption
+
+    stops_on_sigterm = [c for c in callbacks if isinstance(c, _preemption.StopOnSigterm)]
+    own = stops_on_sigterm[0].preemption if stops_on_sigterm else None
+    return [*callbacks, StopTogether(workers, own)]
 
 
 def check_same_step(strategy: Any, step: int, model_dir: str) -> None:

@@ -28,7 +28,10 @@ Covered:
 * The chief, or a process without a cluster, saves. Under
   MultiWorkerMirroredStrategy a signalled worker stops every worker at the
   same boundary (the stop agreement) and the chief saves; non-chief workers
-  only stop. Parameter-server and ps tasks keep the default handler (they
+  only stop. On the workers that got no SIGTERM, `train()` then raises a
+  RuntimeError saying so, once the checkpoint is written: returning would
+  let the program take a model stopped part way for a trained one (its
+  export, a chief's exit status of 0 that ends the job as done). Parameter-server and ps tasks keep the default handler (they
   serve the chief and never return from `train()`); on the chief the
   scheduling loop stops like the local one, also while a run waits for lost
   workers (the run is given up; see `engine/ps_training.py`).
@@ -59,6 +62,10 @@ class Preemption:
     def __init__(self) -> None:
         self.requested = False
         self.installed = False
+        # Under MultiWorkerMirroredStrategy: another worker's SIGTERM stopped
+        # this worker's training (the stop agreement says so).
+        self.by_peer = False
+        self.stopped_at: int | None = None  # the step training stopped at, saved
         self._frame: types.FrameType | None = None
 
     def handle(self, signum: int, frame: types.FrameType | None) -> None:
@@ -87,6 +94,10 @@ class StopOnSigterm(keras.callbacks.Callback):
         super().__init__()
         self._preemption = preemption
         self._begun = False
+
+    @property
+    def preemption(self) -> Preemption:
+        return self._preemption
 
     def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
         self._begun = True

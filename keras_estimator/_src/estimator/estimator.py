@@ -272,7 +272,8 @@ class Estimator:
         of steps under way and saves a checkpoint; then the process ends as
         SIGTERM's default handling ends it, or, when the program installed
         a SIGTERM handler, that handler is called and train returns
-        (`preemption`).
+        (`preemption`). Under MultiWorkerMirroredStrategy every worker stops
+        with a signalled one, and train raises RuntimeError on the others.
 
         Returns:
             self, for chaining.
@@ -280,6 +281,7 @@ class Estimator:
         Raises:
             ValueError: another trainer holds model_dir's lock.
             TypeError: `progress` is not a bool or None.
+            RuntimeError: another worker's SIGTERM stopped training.
         """
         if self._config.task_type == "evaluator":
             # As in 2.15: an evaluator task only evaluates (train() on it ran
@@ -322,6 +324,14 @@ class Estimator:
                 listeners,
                 preemption,
                 show_progress,
+            )
+        if preemption.by_peer:
+            raise RuntimeError(
+                f"Training stopped at step {preemption.stopped_at}: another worker of "
+                "the cluster received SIGTERM (a preemption notice), and every worker "
+                "stopped with it; the chief saved that step. train() raises rather "
+                "than return a model stopped part way. Start the cluster's tasks "
+                "again to resume from the checkpoint."
             )
         return self
 
@@ -435,8 +445,8 @@ class Estimator:
                 "empty. Check input_fn.",
                 stacklevel=2,
             )
-        if preemption.requested:
-            self._save_on_preemption(state.value)
+        if preemption.requested or preemption.by_peer:
+            self._save_on_preemption(state.value, preemption)
         # Other workers wait for the chief's last checkpoint before reading it.
         multi_worker.barrier(self._strategy)
         # The program's hooks and callbacks end after the last save, as the
@@ -456,12 +466,14 @@ class Estimator:
             None if state.last_loss is None else np.float32(state.last_loss),
         )
 
-    def _save_on_preemption(self, step: int) -> None:
+    def _save_on_preemption(self, step: int, preemption: _preemption.Preemption) -> None:
         """Saves `step` unless a hook's `end` already did; says where training stopped."""
+        preemption.stopped_at = step
+        cause = "SIGTERM" if preemption.requested else "another worker's SIGTERM"
         if not self._config.is_chief:
             logger.warning(
-                "Training stopped on SIGTERM at step %d; the chief saves the "
-                "checkpoint.",
+                "Training stopped on %s at step %d; the chief saves the checkpoint.",
+                cause,
                 step,
             )
             return
@@ -472,7 +484,8 @@ class Estimator:
                 self._store.saveable(), self._model_dir, step, policy
             )
         logger.warning(
-            "Training stopped on SIGTERM at step %d; the checkpoint %s was saved.",
+            "Training stopped on %s at step %d; the checkpoint %s was saved.",
+            cause,
             step,
             latest,
         )

@@ -4,9 +4,11 @@ Usage:
     python tests/_preemption_child.py sigterm DIR_ONE DIR_TWO STEP
         1. Installs a Python SIGTERM handler, then trains in DIR_TWO with
            fused runs while a timer thread sends SIGTERM mid-run.
-        2. Puts back SIGTERM's default handling, then trains in DIR_ONE with
-           a hook that sends SIGTERM to this process in `after_run` at
-           global step STEP (one step per run): the process ends there.
+        2. Puts back SIGTERM's default handling, then runs
+           `train_and_evaluate` in DIR_ONE, with a FinalExporter and a hook
+           that sends SIGTERM to this process in `after_run` at global step
+           STEP (one step per run): the process ends there, exporting
+           nothing.
         Prints `hook end <step>` from each hook's `end`, `returned <step>`
         after each `train()` that returns, `user handler <signum>` when the
         user's handler runs, and `restored <bool>` for the handler found
@@ -25,6 +27,8 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import tensorflow as tf  # noqa: E402
 
 import keras_estimator as ke  # noqa: E402
 from tests import _models  # noqa: E402
@@ -108,8 +112,18 @@ def main() -> None:
 
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         trained = estimator(dir_one)
-        trained.train(
-            _models.input_fn(x, y), hooks=[SigtermAtStep(step)], max_steps=10**6
+        features = {"x": tf.io.FixedLenFeature([4], tf.float32)}
+        exporter = ke.FinalExporter(
+            "final", ke.export.build_parsing_serving_input_receiver_fn(features)
+        )
+        ke.train_and_evaluate(
+            trained,
+            ke.TrainSpec(
+                _models.input_fn(x, y), max_steps=10**6, hooks=[SigtermAtStep(step)]
+            ),
+            ke.EvalSpec(
+                _models.input_fn(x, y, repeat=False), exporters=[exporter], throttle_secs=0
+            ),
         )
         print(f"returned {trained.get_variable_value('global_step')}", flush=True)
     elif mode == "hold":

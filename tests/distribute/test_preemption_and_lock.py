@@ -20,6 +20,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+import tensorflow as tf
 
 import keras_estimator as ke
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
@@ -105,8 +106,9 @@ def test_sigterm_stops_at_run_boundary_saves_and_ends_the_process_as_sigterm_doe
     # Under SIGTERM's default handling, one step per run (a plain hook): it
     # stops at the signalled step, saves it, releases model_dir's lock and the
     # process ends by the signal, as it would have without the save; what
-    # follows train() (here a print) never runs.
+    # follows train() (train_and_evaluate's final export, a print) never runs.
     assert lines[4:] == ["hook end 7"], stdout
+    assert not (one / "export").exists()
     assert child.returncode == -signal.SIGTERM, stderr[-3000:]
     assert _checkpoint_step(one) == 7
     assert re.search(
@@ -137,6 +139,30 @@ def test_sigterm_saves_without_checkpoint_hook_and_chains_to_previous_handler(
     assert re.search(
         r"stopped on SIGTERM at step 3; the checkpoint .*-3 was saved", caplog.text
     )
+
+
+def test_train_and_evaluate_stopped_by_sigterm_makes_no_final_evaluation_or_export(
+    tmp_path, caplog, restore_sigterm
+):
+    calls = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: calls.append(signum))
+    features = {"x": tf.io.FixedLenFeature([4], tf.float32)}
+    receiver_fn = ke.export.build_parsing_serving_input_receiver_fn(features)
+    exporters = [ke.FinalExporter("final", receiver_fn), ke.LatestExporter("latest", receiver_fn)]
+    with caplog.at_level(logging.WARNING, logger="keras_estimator"):
+        metrics, exports = ke.train_and_evaluate(
+            _estimator(tmp_path),
+            ke.TrainSpec(_input_fn(), max_steps=100, hooks=[_SigtermAt(3)]),
+            ke.EvalSpec(_input_fn(repeat=False), exporters=exporters, throttle_secs=0),
+        )
+    # The program's handler ran after the save, and train_and_evaluate
+    # returned; the model, stopped at step 3 of 100, was neither evaluated
+    # nor exported as trained (2.15, killed by the signal, did neither).
+    assert calls == [signal.SIGTERM]
+    assert _checkpoint_step(tmp_path) == 3
+    assert metrics is None and not exports
+    assert not (tmp_path / "export").exists()
+    assert "no evaluation or export of its last checkpoint" in caplog.text
 
 
 class _RecordsHandler(ke.SessionRunHook):

@@ -130,14 +130,20 @@ def on_sigterm() -> Iterator[Preemption]:
     """
     preemption = Preemption()
     previous = _installable_previous()
+    active = _active_stack()
+    active.append(preemption)
     if previous is None:
-        yield preemption
+        try:
+            yield preemption
+        finally:
+            active.remove(preemption)
         return
     signal.signal(signal.SIGTERM, preemption.handle)
     preemption.installed = True
     try:
         yield preemption
     finally:
+        active.remove(preemption)
         signal.signal(signal.SIGTERM, previous)
         if preemption.requested:
             if callable(previous):
@@ -150,6 +156,27 @@ def on_sigterm() -> Iterator[Preemption]:
                 )
                 _flush_standard_streams()
                 os.kill(os.getpid(), signal.SIGTERM)
+
+
+_active = threading.local()
+
+
+def _active_stack() -> list[Preemption]:
+    stack = getattr(_active, "stack", None)
+    if stack is None:
+        stack = _active.stack = []
+    return stack
+
+
+def stopping() -> bool:
+    """Whether the training under way in this thread stops on SIGTERM (its own or a peer's).
+
+    What runs as training ends (hooks' `end`, saving listeners) reads it:
+    `train_and_evaluate` neither evaluates nor exports a model that SIGTERM
+    stopped part way.
+    """
+    stack = _active_stack()
+    return bool(stack) and (stack[-1].requested or stack[-1].by_peer)
 
 
 def _flush_standard_streams() -> None:

@@ -14,6 +14,8 @@ Owns the two specs (tf.estimator 2.15's validated namedtuples) and the local
 * Training stops early as any training stops early: a hook in
   `TrainSpec.hooks` (e.g. `experimental.stop_if_no_decrease_hook` reading
   the eval dir) requests it; the final evaluation and exports still run.
+  Not after SIGTERM (`preemption`): training saves its step and nothing is
+  evaluated or exported, as 2.15, which the signal killed, did nothing.
 * `eval_every_n_steps` (an extension) evaluates at every multiple of N
   global steps instead, saving a checkpoint there when the RunConfig's
   cadence did not.

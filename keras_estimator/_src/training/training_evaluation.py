@@ -31,6 +31,7 @@ from keras_estimator._src.base.session_run_hook import (
     SessionStandIn,
 )
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
+from keras_estimator._src.distribute import preemption as _preemption
 from keras_estimator._src.engine import loop_context
 from keras_estimator._src.estimator.early_stopping import checkpoint_step
 from keras_estimator._src.estimator.estimator import Estimator, EstimatorInternals
@@ -76,6 +77,15 @@ class Evaluator:
                 latest checkpoint was already evaluated without being the
                 final export, the exporters that skipped it run again.
         """
+        if _preemption.stopping():
+            # The model stopped part way, and the grace period is for saving:
+            # a restart resumes from the saved step, and evaluates and
+            # exports as it trains on.
+            logger.warning(
+                "Training stopped on SIGTERM: no evaluation or export of its last "
+                "checkpoint, and no final one."
+            )
+            return
         checkpoint = self._estimator.latest_checkpoint()
         if checkpoint is None:
             logger.warning("Estimator is not trained yet: no checkpoint to evaluate.")

@@ -165,6 +165,26 @@ def test_train_and_evaluate_stopped_by_sigterm_makes_no_final_evaluation_or_expo
     assert "no evaluation or export of its last checkpoint" in caplog.text
 
 
+def test_an_error_after_sigterm_is_logged_before_the_process_ends():
+    # Under the default handling the process ends by the signal even when the
+    # block raised (a save that failed): the error is logged first.
+    code = (
+        "import os, signal\n"
+        "from keras_estimator._src.distribute import preemption\n"
+        "with preemption.on_sigterm():\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    raise OSError('the disk is full')\n"
+        "print('went on')\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert child.returncode == -signal.SIGTERM, child.stderr[-3000:]
+    assert "went on" not in child.stdout
+    assert "Training stopped on SIGTERM with an error" in child.stderr
+    assert "OSError: the disk is full" in child.stderr
+
+
 class _RecordsHandler(ke.SessionRunHook):
     def after_run(self, run_context, run_values):
         self.handler = signal.getsignal(signal.SIGTERM)

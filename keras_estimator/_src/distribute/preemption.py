@@ -149,6 +149,12 @@ def on_sigterm() -> Iterator[Preemption]:
             if callable(previous):
                 previous(signal.SIGTERM, preemption._frame)
             elif previous == signal.SIG_DFL:
+                raised = sys.exc_info()[1]
+                if raised is not None:
+                    # The process ends before the error could be shown.
+                    logger.error(
+                        "Training stopped on SIGTERM with an error:", exc_info=raised
+                    )
                 logger.warning(
                     "Ending the process as SIGTERM's default handling does; "
                     "install a SIGTERM handler (signal.signal) to go on "

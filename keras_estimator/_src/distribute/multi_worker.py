@@ -47,6 +47,7 @@ import tensorflow as tf
 
 from keras_estimator._src.base import fn_args as _fn_args
 from keras_estimator._src.base.tf_config import TaskType, _parse_tf_config
+from keras_estimator._src.distribute import preemption as _preemption
 from keras_estimator._src.tf_internals import distribute
 
 logger = logging.getLogger("keras_estimator")
@@ -154,8 +155,6 @@ def with_stop_together(model: Any, callbacks: list[Any]) -> list[Any]:
     workers = agreement(getattr(model, "distribute_strategy", None))
     if workers is None:
         return callbacks
-    from keras_estimator._src.distribute import preemption as _preemption
-
     stops_on_sigterm = [c for c in callbacks if isinstance(c, _preemption.StopOnSigterm)]
     own = stops_on_sigterm[0].preemption if stops_on_sigterm else None
     return [*callbacks, StopTogether(workers, own)]

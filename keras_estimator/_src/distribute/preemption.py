@@ -8,7 +8,7 @@ stop agreement, then plans no further steps (`steps_until_needed` is 0) and
 stops the loop at the boundary of the run under way, so training ends
 within one run. Hooks' `end` runs as on any stop (the CheckpointSaverHook
 saves there); `Estimator.train` saves the final step itself when no hook
-did, logs a warning and returns normally.
+did and logs a warning.
 
 Covered:
 * Only in the main thread, where `signal.signal` works; `train()` in other
@@ -31,8 +31,8 @@ Covered:
   only stop. On the workers that got no SIGTERM, `train()` then raises a
   RuntimeError saying so, once the checkpoint is written: returning would
   let the program take a model stopped part way for a trained one (its
-  export, a chief's exit status of 0 that ends the job as done). Parameter-server and ps tasks keep the default handler (they
-  serve the chief and never return from `train()`); on the chief the
+  export, a chief's exit status of 0 that ends the job as done).
+  Parameter-server and ps tasks keep the default handler (they serve the chief and never return from `train()`); on the chief the
   scheduling loop stops like the local one, also while a run waits for lost
   workers (the run is given up; see `engine/ps_training.py`).
 """
@@ -67,6 +67,11 @@ class Preemption:
         self.by_peer = False
         self.stopped_at: int | None = None  # the step training stopped at, saved
         self._frame: types.FrameType | None = None
+
+    @property
+    def stops(self) -> bool:
+        """Whether SIGTERM, this process's or another worker's, stops training."""
+        return self.requested or self.by_peer
 
     def handle(self, signum: int, frame: types.FrameType | None) -> None:
         # A signal handler: set the flag only; the loop reads it at its next
@@ -130,48 +135,46 @@ def on_sigterm() -> Iterator[Preemption]:
     """
     preemption = Preemption()
     previous = _installable_previous()
-    active = _active_stack()
-    active.append(preemption)
-    if previous is None:
-        try:
-            yield preemption
-        finally:
-            active.remove(preemption)
-        return
-    signal.signal(signal.SIGTERM, preemption.handle)
-    preemption.installed = True
+    if previous is not None:
+        signal.signal(signal.SIGTERM, preemption.handle)
+        preemption.installed = True
+    _active.stack.append(preemption)
     try:
         yield preemption
     finally:
-        active.remove(preemption)
-        signal.signal(signal.SIGTERM, previous)
-        if preemption.requested:
-            if callable(previous):
-                previous(signal.SIGTERM, preemption._frame)
-            elif previous == signal.SIG_DFL:
-                raised = sys.exc_info()[1]
-                if raised is not None:
-                    # The process ends before the error could be shown.
-                    logger.error(
-                        "Training stopped on SIGTERM with an error:", exc_info=raised
-                    )
-                logger.warning(
-                    "Ending the process as SIGTERM's default handling does; "
-                    "install a SIGTERM handler (signal.signal) to go on "
-                    "after train() instead."
-                )
-                _flush_standard_streams()
-                os.kill(os.getpid(), signal.SIGTERM)
+        _active.stack.remove(preemption)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+            if preemption.requested:
+                _pass_on(previous, preemption)
 
 
-_active = threading.local()
+def _pass_on(previous: _Handler | int, preemption: Preemption) -> None:
+    """Gives the SIGTERM that stopped training to the handler `on_sigterm` replaced."""
+    if callable(previous):
+        previous(signal.SIGTERM, preemption._frame)
+    elif previous == signal.SIG_DFL:
+        raised = sys.exc_info()[1]
+        if raised is not None:
+            # The process ends before the error could be shown.
+            logger.error("Training stopped on SIGTERM with an error:", exc_info=raised)
+        logger.warning(
+            "Ending the process as SIGTERM's default handling does; "
+            "install a SIGTERM handler (signal.signal) to go on "
+            "after train() instead."
+        )
+        _flush_standard_streams()
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _active_stack() -> list[Preemption]:
-    stack = getattr(_active, "stack", None)
-    if stack is None:
-        stack = _active.stack = []
-    return stack
+class _Active(threading.local):
+    """Each thread's `on_sigterm` blocks under way, innermost last."""
+
+    def __init__(self) -> None:
+        self.stack: list[Preemption] = []
+
+
+_active = _Active()
 
 
 def stopping() -> bool:
@@ -181,8 +184,8 @@ def stopping() -> bool:
     `train_and_evaluate` neither evaluates nor exports a model that SIGTERM
     stopped part way.
     """
-    stack = _active_stack()
-    return bool(stack) and (stack[-1].requested or stack[-1].by_peer)
+    stack = _active.stack
+    return bool(stack) and stack[-1].stops
 
 
 def _flush_standard_streams() -> None:

@@ -445,7 +445,7 @@ class Estimator:
                 "empty. Check input_fn.",
                 stacklevel=2,
             )
-        if preemption.requested or preemption.by_peer:
+        if preemption.stops:
             self._save_on_preemption(state.value, preemption)
         # Other workers wait for the chief's last checkpoint before reading it.
         multi_worker.barrier(self._strategy)

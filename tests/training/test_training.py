@@ -435,7 +435,8 @@ def first_best_exporter_run(model_dir):
         ke.TrainSpec(input_fn(X, Y), max_steps=30),
         ke.EvalSpec(eval_input(), steps=None, name="holdout", exporters=[recorder, best], throttle_secs=0),
     )
-    return [call["loss"] for call in recorder.calls]
+    # Python floats (exactly the float32 values): the restart test sends them as JSON.
+    return [float(call["loss"]) for call in recorder.calls]
 
 
 def check_best_exporter_after_restart(model_dir, first_losses):

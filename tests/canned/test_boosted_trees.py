@@ -76,7 +76,10 @@ def ydf_inputs(features):
 
 
 def train_fn(features, labels):
-    return lambda: tf.data.Dataset.from_tensor_slices((features, labels)).batch(N_ROWS)
+    """All rows in each batch, repeated: 2.8 read one batch per step."""
+    return lambda: (
+        tf.data.Dataset.from_tensor_slices((features, labels)).batch(N_ROWS).repeat()
+    )
 
 
 def predict_fn(features):
@@ -135,7 +138,8 @@ def test_binary_predicts_as_ydf_and_has_dnn_keys(binary):
     dnn_prediction = next(iter(dnn.predict(predict_fn(features))))
     assert sorted(prediction) == sorted(dnn_prediction)
     assert sorted(metrics) == sorted(dnn.evaluate(train_fn(features, labels), steps=1))
-    assert metrics["global_step"] == 8 and metrics["accuracy"] > 0.8
+    # 2.8's step: 8 trees of 3 layers, one batch per layer.
+    assert metrics["global_step"] == 24 and metrics["accuracy"] > 0.8
 
 
 def test_multiclass_with_vocabulary_predicts_as_ydf(tmp_path):
@@ -218,7 +222,8 @@ def test_two_dimensional_regressor_grows_trees_per_dimension(tmp_path):
     assert est.get_variable_value("boosted_trees/leaf_value").shape == (6, 7, 2)
 
 
-def test_global_step_counts_rounds_and_stops_at_n_trees(tmp_path):
+def test_global_step_counts_layers_and_stops_when_the_forest_is_complete(tmp_path):
+    """As 2.8: one step per tree layer (one batch per layer here)."""
     features, score = make_data(3)
     labels = (score > 0.5).astype(np.int64)
     est = BoostedTreesClassifier(
@@ -230,10 +235,10 @@ def test_global_step_counts_rounds_and_stops_at_n_trees(tmp_path):
     est.train(train_fn(features, labels), max_steps=2)
     assert est.latest_checkpoint() == first
     est.train(train_fn(features, labels))
-    assert est.get_variable_value("global_step") == 3
-    assert os.path.basename(est.latest_checkpoint()) == "model.ckpt-3"
+    assert est.get_variable_value("global_step") == 6
+    assert os.path.basename(est.latest_checkpoint()) == "model.ckpt-6"
     est.train(train_fn(features, labels), steps=10)
-    assert os.path.basename(est.latest_checkpoint()) == "model.ckpt-3"
+    assert os.path.basename(est.latest_checkpoint()) == "model.ckpt-6"
     split = est.get_variable_value("boosted_trees/split_feature")
     assert split.shape == (3, 7)
 

@@ -60,7 +60,7 @@ def test_differing_program():
         assert names[name].status is differs, name
         assert names[name].note
     assert (
-        "global step counts trees"
+        "read new batches for each tree layer"
         in names["tf.compat.v1.estimator.BoostedTreesClassifier"].note
     )
     assert main(["check", str(PROGRAMS / "check_differs.py")]) == 0

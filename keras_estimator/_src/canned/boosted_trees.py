@@ -25,6 +25,10 @@ random_seed. ydf always starts from the label prior (as 2.8's
 `center_bias=True`) and finds exact thresholds, without 2.8's quantile
 sketch; `tree_complexity` and pruning have no ydf counterpart and warn when
 set.
+
+The global step means what it meant in 2.8, one step per batch of a tree
+layer, so `max_steps` stops the forest where 2.8 stopped it, part-way
+through a tree if 2.8 did (`boosted_trees_growing.Schedule`).
 """
 
 from __future__ import annotations
@@ -41,12 +45,15 @@ from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.base.session_run_hook import SessionStandIn
 from keras_estimator._src.canned import boosted_trees_forest as forest_lib
 from keras_estimator._src.canned.boosted_trees_growing import (
+    Schedule,
     Task,
     TreeHParams,
+    centering_steps,
     check_positive_int,
     grow_forest,
     import_ydf,
     read_training_data,
+    steps_in,
 )
 from keras_estimator._src.canned.boosted_trees_head import Tf28BinaryClassHead
 from keras_estimator._src.canned.dnn import (
@@ -90,6 +97,13 @@ class _BoostedTrees(Estimator):
     ) -> None:
         import_ydf()
         check_positive_int("n_batches_per_layer", n_batches_per_layer)
+        if hparams.center_bias and task.kind == "multiclass":
+            raise ValueError(
+                "center_bias not yet support with n_classes > 2 (tf.estimator "
+                "2.8's words): got center_bias=True with "
+                f"{task.logits_dimension} classes. Leave center_bias=False; the "
+                "forest starts from the label prior either way."
+            )
         self._layout = forest_lib.FeatureLayout(check_feature_columns(feature_columns))
         self._head = head
         self._task = task
@@ -197,44 +211,63 @@ class _BoostedTrees(Estimator):
             )
             return
         start = _checkpoint.step_of(latest) if latest is not None else 0
-        limit = self._hparams.n_trees
-        if max_steps is not None:
-            limit = max_steps
-        elif steps is not None:
-            limit = start + steps
-        target = min(self._hparams.n_trees, limit)
-        if target < self._hparams.n_trees:
-            logger.warning(
-                "BoostedTrees' global step counts trees here (tf.estimator 2.8 "
-                "counted one step per tree layer and batch): steps=%s, "
-                "max_steps=%s stop the forest at %d of its n_trees=%d trees.",
-                steps,
-                max_steps,
-                target,
-                self._hparams.n_trees,
-            )
-        if start >= target:
-            logger.info(
-                "Skipping training: the forest already has %d of its %d rounds.",
-                start,
-                self._hparams.n_trees,
-            )
+        if max_steps is not None and start >= max_steps:
+            logger.info("Skipping training: global step %d reached max_steps.", start)
             return
         dataset = inputs.make_dataset(
             input_fn, ModeKeys.TRAIN, self.params, self.config
         )
-        values, labels, weights = read_training_data(
+        data = read_training_data(
             dataset, self._layout, self._task, self._weight_column, self._n_batches
         )
+        schedule = Schedule(
+            self._hparams.n_trees,
+            self._hparams.max_depth,
+            self._n_batches,
+            centering_steps(data, self._task, self._hparams, self._n_batches),
+        )
+        target = schedule.last_step
+        if max_steps is not None:
+            target = min(target, max_steps)
+        elif steps is not None:
+            target = min(target, start + steps)
+        if start >= target:
+            logger.info(
+                "Skipping training: the forest of %d trees was complete at step %d.",
+                self._hparams.n_trees,
+                start,
+            )
+            return
+        if not self._train_in_memory:
+            # One batch per step, after the first call's quantile sketch.
+            sketched = self._n_batches if start == 0 and self._layout.has_numeric() else 0
+            target = start + steps_in(dataset, sketched, target - start)
+            if start >= target:
+                logger.warning(
+                    "input_fn's data ended before a training step, so nothing was "
+                    "trained: as in tf.estimator 2.8, each step reads a batch, after "
+                    "%d batches for the quantiles of numeric columns in the first "
+                    "call. Repeat the dataset (dataset.repeat()) or pass "
+                    "train_in_memory=True.",
+                    sketched,
+                )
+                return
+        rounds, layers = schedule.forest_at(target)
         forest = grow_forest(
-            values,
-            labels,
-            weights,
+            data,
             self._layout,
             self._task,
             self._hparams,
-            target,
+            rounds,
+            layers,
             self.config.tf_random_seed,
+        )
+        logger.info(
+            "Grew %d rounds of trees%s: global step %d of %d.",
+            rounds,
+            f" and {layers} layers of the next" if layers else "",
+            target,
+            schedule.last_step,
         )
         self._save(forest, target, listeners)
 
@@ -263,14 +296,21 @@ class BoostedTreesClassifier(_BoostedTrees):
 
     Training reads input_fn's first `n_batches_per_layer` batches (or the
     whole dataset, if it ends first) into memory and grows the forest with
-    ydf in one go: the data must fit in memory. `train_in_memory` is
-    accepted for 2.8's signature; training is always in memory here.
+    ydf in one go: the data must fit in memory. As in 2.8, each step reads
+    a batch (after `n_batches_per_layer` batches for the quantiles of numeric
+    columns in the first call), so a dataset that ends stops the forest
+    there: repeat it, or pass `train_in_memory=True` (its one batch is then
+    all the data, and the forest is not limited by it).
 
-    The global step counts boosting rounds: `train()` grows `n_trees` rounds
-    (fewer if `steps`/`max_steps` stop it earlier) and saves one checkpoint at
-    that step; once the step reaches `n_trees`, further `train()` calls do
-    nothing. ydf cannot add trees to a forest, so a later call that raises the
-    limit grows the larger forest anew on that call's data.
+    The global step counts as 2.8's did, one step per batch: a tree layer
+    takes `n_batches_per_layer` steps, a tree `max_depth` layers, and
+    `center_bias=True` first takes the steps 2.8 spent centering the bias.
+    `train(max_steps=S)` grows the forest 2.8 had at step S (whole rounds of
+    trees, then the first layers of the next; `boosted_trees_growing.Schedule`)
+    and saves one checkpoint at S; without a limit it grows all `n_trees`
+    rounds, and a complete forest is not trained further. ydf cannot add
+    trees to a forest, so a later call that raises the limit grows the larger
+    forest anew on that call's data.
 
     Columns: `numeric_column` (rank 0 or 1), `bucketized_column` (split at
     its bucket boundaries, as 2.8 split on bucket ids) and `indicator_column`

@@ -125,6 +125,10 @@ class FeatureLayout:
             parts.append(tf.cast(part, tf.float32))
         return tf.concat(parts, axis=1)
 
+    def has_numeric(self) -> bool:
+        """Whether a plain numeric column is used (2.8 sketched its quantiles)."""
+        return any(entry.kind == "numeric" for entry in self.entries)
+
     def bucketized_slices(self) -> Iterator[tuple[int, int, np.ndarray]]:
         """`(start, stop, boundaries)` of each bucketized column's values."""
         for entry in self.entries:

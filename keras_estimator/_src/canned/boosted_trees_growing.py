@@ -181,13 +181,23 @@ def _class_ids(labels: Any, task: Task) -> np.ndarray:
     return raw.astype(np.int64)
 
 
+@dataclasses.dataclass(frozen=True)
+class TrainingData:
+    """input_fn's first `n_batches_per_layer` batches, in memory."""
+
+    values: np.ndarray  # float32 [examples, value columns]
+    labels: np.ndarray  # class ids [examples], or float32 [examples, dimension]
+    weights: np.ndarray | None  # [examples]
+    batch_sizes: tuple[int, ...]
+
+
 def read_training_data(
     dataset: tf.data.Dataset,
     layout: forest_lib.FeatureLayout,
     task: Task,
     weight_column: Any,
     n_batches: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+) -> TrainingData:
     """The value matrix, labels and weights of input_fn's first `n_batches`."""
     values, labels, weights = [], [], []
     for element in dataset.take(n_batches):
@@ -218,7 +228,127 @@ def read_training_data(
             "The training features hold NaN values; BoostedTrees here needs every "
             "value. Impute them in input_fn."
         )
-    return matrix, np.concatenate(labels), np.concatenate(weights) if weights else None
+    return TrainingData(
+        matrix,
+        np.concatenate(labels),
+        np.concatenate(weights) if weights else None,
+        tuple(len(batch) for batch in values),
+    )
+
+
+# ---- 2.8's global step ----------------------------------------------------------
+# tf.estimator 2.8 ran one step per batch. A tree layer grew each time
+# n_batches_per_layer batches had been read, so a tree of max_depth took
+# max_depth * n_batches_per_layer steps; with center_bias=True the first steps
+# centered the bias, n_batches_per_layer per Newton iteration, until an
+# iteration moved the bias by at most 1% of it. The batches that fed its
+# quantile sketch counted no step. A global step therefore says how much of
+# the forest there is, and `Schedule` grows the same amount here: whole
+# rounds of trees, then the first layers of the next round.
+CENTERING_TOLERANCE = 0.01
+MAX_CENTERING_ITERATIONS = 1000
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """Maps 2.8's global step onto the forest it had grown by then."""
+
+    n_trees: int
+    max_depth: int
+    steps_per_layer: int
+    centering_steps: int = 0
+
+    @property
+    def last_step(self) -> int:
+        """The step at which 2.8 had grown all `n_trees` rounds."""
+        tree_steps = self.n_trees * self.max_depth * self.steps_per_layer
+        return self.centering_steps + tree_steps
+
+    def forest_at(self, step: int) -> tuple[int, int]:
+        """(complete rounds, layers of the round after them) at `step`."""
+        if step >= self.last_step:
+            return self.n_trees, 0
+        layers = max(0, step - self.centering_steps) // self.steps_per_layer
+        rounds, partial = divmod(layers, self.max_depth)
+        return rounds, partial
+
+
+def steps_in(dataset: tf.data.Dataset, skip: int, needed: int) -> int:
+    """How many of `needed` training steps `dataset` feeds after `skip` batches.
+
+    2.8 read one batch per step, so a dataset that ends stopped training; the
+    batches its quantile sketch took first (`skip`) counted no step. Only a
+    dataset of unknown length is read (up to what is needed) to count it.
+    """
+    cardinality = int(dataset.cardinality())
+    if cardinality == int(tf.data.INFINITE_CARDINALITY):
+        return needed
+    if cardinality >= 0:
+        return max(0, min(needed, cardinality - skip))
+    counted = dataset.skip(skip).take(needed).reduce(
+        np.int64(0), lambda count, *_: count + 1
+    )
+    return int(counted)
+
+
+def _newton_step(gradient: float, hessian: float, l1: float, l2: float) -> float:
+    """2.8's regularized leaf weight for summed `gradient` and `hessian`."""
+    if l1 > 0:
+        if abs(gradient) <= l1:
+            return 0.0
+        gradient -= math.copysign(l1, gradient)
+    if hessian + l2 <= 1e-15:
+        return 0.0
+    return -gradient / (hessian + l2)
+
+
+def centering_steps(
+    data: TrainingData, task: Task, hparams: TreeHParams, n_batches: int
+) -> int:
+    """The steps 2.8's `center_bias=True` spent centering the bias on `data`.
+
+    2.8 took Newton steps on one bias from 0 with the gradients and hessians
+    of the head's loss (a weighted mean over each batch, averaged over the
+    batches), and went on while a step moved the bias by more than 1% of it.
+    Regression centers its first label dimension only, as 2.8's kernel did.
+    """
+    if not hparams.center_bias:
+        return 0
+    if task.kind == "regression":
+        targets = data.labels[:, 0].astype(np.float64)
+        outputs = task.logits_dimension
+    else:
+        targets = data.labels.astype(np.float64)
+        outputs = 1
+    weights = (
+        np.ones_like(targets) if data.weights is None else data.weights.astype(np.float64)
+    )
+    cuts = np.cumsum(data.batch_sizes)[:-1]
+    batches = list(zip(np.split(targets, cuts), np.split(weights, cuts), strict=True))
+    bias = 0.0
+    for iteration in range(1, MAX_CENTERING_ITERATIONS + 1):
+        gradient = hessian = 0.0
+        for target, weight in batches:
+            # The loss's mean over the batch's elements, then a mean of
+            # the per-example values: 1 / (size * elements) each.
+            scale = 1.0 / (len(target) * len(target) * outputs)
+            if task.kind == "regression":
+                gradient += scale * float(np.sum(2.0 * weight * (bias - target)))
+                hessian += scale * float(np.sum(2.0 * weight))
+            else:
+                p = 1.0 / (1.0 + math.exp(-bias))
+                gradient += scale * float(np.sum(weight * (p - target)))
+                hessian += scale * float(np.sum(weight)) * p * (1.0 - p)
+        update = _newton_step(
+            gradient / len(batches), hessian / len(batches), hparams.l1, hparams.l2
+        )
+        if iteration > 1:
+            # 2.8 compared in floats: x / 0 is infinite, 0 / 0 is NaN (stops).
+            ratio = update / bias if bias else (math.inf if update else math.nan)
+            if not abs(ratio) > CENTERING_TOLERANCE:
+                return iteration * n_batches
+        bias += update
+    return MAX_CENTERING_ITERATIONS * n_batches
 
 
 # ---- growing the forest with ydf -----------------------------------------------
@@ -244,27 +374,33 @@ def _ydf_nodes(
     column_of: dict[int, int],
     buckets: dict[int, np.ndarray],
     leaf: Callable[[float], np.ndarray],
+    layers: int | None = None,
 ) -> list[forest_lib.Node]:
-    """A ydf tree's nodes, root first; ydf's negative child is the left one."""
+    """A ydf tree's nodes, root first; ydf's negative child is the left one.
+
+    With `layers`, the tree stops after that many layers of splits: a node
+    at that depth becomes a leaf of its own value, which ydf set as it would
+    have for a leaf there (each node's split depends on its examples only).
+    """
     nodes: list[forest_lib.Node] = []
 
-    def add(node: Any) -> int:
+    def add(node: Any, depth: int) -> int:
         index = len(nodes)
         nodes.append(("leaf", None))
         condition = getattr(node, "condition", None)
-        if condition is None:
+        if condition is None or depth == layers:
             nodes[index] = ("leaf", leaf(float(node.value.value)))
             return index
         if type(condition).__name__ != "NumericalHigherThanCondition":
             raise RuntimeError(f"Unexpected ydf split condition {condition!r}.")
         flat = column_of[condition.attribute]
         threshold = _ydf_threshold(flat, condition.threshold, buckets)
-        left = add(node.neg_child)
-        right = add(node.pos_child)
+        left = add(node.neg_child, depth + 1)
+        right = add(node.pos_child, depth + 1)
         nodes[index] = ("split", flat, threshold, left, right)
         return index
 
-    add(tree.root)
+    add(tree.root, 0)
     return nodes
 
 
@@ -308,27 +444,30 @@ def _train_ydf(
 
 
 def grow_forest(
-    values: np.ndarray,
-    labels: np.ndarray,
-    weights: np.ndarray | None,
+    data: TrainingData,
     layout: forest_lib.FeatureLayout,
     task: Task,
     hparams: TreeHParams,
-    n_trees: int,
+    rounds: int,
+    layers: int,
     seed: int | None,
 ) -> forest_lib.Forest:
-    """`n_trees` rounds of ydf boosting, packed to the estimator's variable shapes."""
+    """`rounds` rounds of ydf boosting and `layers` of the next, packed to the
+    estimator's variable shapes (see `Schedule`)."""
     buckets = {
         column: bounds
         for start, stop, bounds in layout.bucketized_slices()
         for column in range(start, stop)
     }
-    kwargs = {**hparams.ydf_kwargs(seed), "num_trees": n_trees}
-    if values.size < SINGLE_THREAD_VALUES:
+    grown = rounds + (1 if layers else 0)
+    # ydf grows at least one tree; with none wanted, only its prior is kept.
+    kwargs = {**hparams.ydf_kwargs(seed), "num_trees": max(grown, 1)}
+    if data.values.size < SINGLE_THREAD_VALUES:
         kwargs["num_threads"] = 1
     dim = task.logits_dimension
     trees: list[list[forest_lib.Node]] = []
     bias = np.zeros(dim, np.float32)
+    labels = data.labels
     if task.kind == "regression":
         runs = [(labels[:, d], "SQUARED_ERROR", [d]) for d in range(dim)]
     elif task.kind == "binary":
@@ -337,7 +476,7 @@ def grow_forest(
         runs = [(labels, "MULTINOMIAL_LOG_LIKELIHOOD", [])]
     for run_labels, loss, outputs in runs:
         model, column_of = _train_ydf(
-            values, run_labels, weights, buckets, loss, kwargs
+            data.values, run_labels, data.weights, buckets, loss, kwargs
         )
         if not outputs:  # classification: ydf's classes, in its own order
             classes = [int(c) for c in model.label_classes()]
@@ -347,8 +486,9 @@ def grow_forest(
             sign = 1.0
         for i, prior in enumerate(np.reshape(model.initial_predictions(), [-1])):
             bias[outputs[i]] += sign * prior
-        for i in range(model.num_trees()):
-            output = outputs[i % len(outputs)]
+        per_round = len(outputs)
+        for i in range(min(model.num_trees(), grown * per_round)):
+            output = outputs[i % per_round]
 
             def leaf(
                 value: float, output: int = output, sign: float = sign
@@ -357,12 +497,13 @@ def grow_forest(
                 vector[output] = sign * value
                 return vector
 
-            trees.append(_ydf_nodes(model.get_tree(i), column_of, buckets, leaf))
+            partial = layers if i // per_round == rounds else None
+            trees.append(
+                _ydf_nodes(model.get_tree(i), column_of, buckets, leaf, partial)
+            )
     return forest_lib.pack(
         trees,
         bias,
         n_trees=hparams.n_trees * task.trees_per_round,
         max_nodes=2 ** (hparams.max_depth + 1) - 1,
     )
-
-

@@ -165,6 +165,38 @@ def test_train_and_evaluate_stopped_by_sigterm_makes_no_final_evaluation_or_expo
     assert "no evaluation or export of its last checkpoint" in caplog.text
 
 
+class _CountsEvaluations(ke.SessionRunHook):
+    """An evaluation hook: counts the evaluations it takes part in."""
+
+    def __init__(self):
+        self.evaluations = 0
+
+    def begin(self):
+        self.evaluations += 1
+
+
+def test_in_memory_evaluator_makes_no_final_evaluation_after_sigterm(
+    tmp_path, caplog, restore_sigterm
+):
+    calls = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: calls.append(signum))
+    est = _estimator(tmp_path)
+    counter = _CountsEvaluations()
+    evaluator = ke.experimental.InMemoryEvaluatorHook(
+        est, _input_fn(repeat=False), hooks=[counter], every_n_iter=50
+    )
+    with caplog.at_level(logging.WARNING, logger="keras_estimator"):
+        est.train(_input_fn(), hooks=[evaluator, _SigtermAt(3)], max_steps=100)
+    # The evaluation when training began, and none of the weights SIGTERM
+    # stopped at step 3 (without the signal, end() evaluates them).
+    assert calls == [signal.SIGTERM]
+    assert _checkpoint_step(tmp_path) == 3
+    assert counter.evaluations == 1
+    assert "InMemoryEvaluatorHook makes no final evaluation" in caplog.text
+    est.train(_input_fn(), hooks=[evaluator], max_steps=5)
+    assert counter.evaluations == 3  # at step 3 and at the end, step 5
+
+
 def test_an_error_after_sigterm_is_logged_before_the_process_ends():
     # Under the default handling the process ends by the signal even when the
     # block raised (a save that failed): the error is logged first.

@@ -36,6 +36,7 @@ from keras_estimator._src.base.session_run_hook import (
     SessionRunHook,
     SessionRunValues,
 )
+from keras_estimator._src.distribute import preemption as _preemption
 from keras_estimator._src.engine import loop_context
 from keras_estimator._src.engine.hook_callback import check_hooks
 from keras_estimator._src.estimator.early_stopping import as_estimator
@@ -53,7 +54,7 @@ class InMemoryEvaluatorHook(SessionRunHook):
 
     Evaluates once when training starts, then every `every_n_iter` global
     steps, and once when training ends (unless the last evaluation was at
-    that step already). Each evaluation is `estimator.evaluate(input_fn,
+    that step already, or SIGTERM stopped training). Each evaluation is `estimator.evaluate(input_fn,
     steps, hooks, name=name)` on the current in-memory weights, and writes
     its summaries to `estimator.eval_dir(name)`, so `stop_if_*_hook`s can
     read them.
@@ -147,10 +148,19 @@ class InMemoryEvaluatorHook(SessionRunHook):
             self._evaluate(step)
 
     def end(self, session: Any) -> None:
-        """Evaluates the final weights."""
+        """Evaluates the final weights, unless SIGTERM stopped training."""
         step = self._current_step()
         if step is not None and step == self._last_evaluated_step:
             return  # these weights were just evaluated
+        if _preemption.stopping():
+            # The grace period is for the save, and the weights are those of
+            # a training stopped part way (2.15, killed, evaluated nothing).
+            logger.warning(
+                "Training stopped on SIGTERM at step %s: InMemoryEvaluatorHook "
+                "makes no final evaluation.",
+                step,
+            )
+            return
         self._evaluate(step)
 
     # ---- internals ---------------------------------------------------------------

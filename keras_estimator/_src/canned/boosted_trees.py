@@ -33,9 +33,11 @@ through a tree if 2.8 did (`boosted_trees_growing.Schedule`).
 
 from __future__ import annotations
 
+import collections
+import functools
 import logging
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,6 +45,7 @@ import tensorflow as tf
 
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.base.session_run_hook import SessionStandIn
+from keras_estimator._src.canned import boosted_trees_explanations as explanations
 from keras_estimator._src.canned import boosted_trees_forest as forest_lib
 from keras_estimator._src.canned.boosted_trees_growing import (
     Schedule,
@@ -78,6 +81,8 @@ from keras_estimator._src.head.classification_heads import (
 from keras_estimator._src.head.regression_heads import RegressionHead
 
 logger = logging.getLogger("keras_estimator")
+# Each example's node path, a prediction of the explanations' model_fn only.
+_PATH_KEY = "_boosted_trees_node_path"
 
 # ---- the estimator -------------------------------------------------------------
 class _BoostedTrees(Estimator):
@@ -120,6 +125,13 @@ class _BoostedTrees(Estimator):
     def _forest_model_fn(
         self, features: Any, labels: Any, mode: str, config: Any
     ) -> Any:
+        return self._forest_spec(features, labels, mode, config, explain=False)
+
+    def _forest_spec(
+        self, features: Any, labels: Any, mode: str, config: Any, explain: bool
+    ) -> Any:
+        """The head's spec over the forest's logits; with `explain`, the
+        predictions also hold each example's path through the trees."""
         check_features(features, [entry.column for entry in self._layout.entries])
         values = self._layout.dense(features)
         forest = self._tf28_forest(config.model_dir)
@@ -129,9 +141,13 @@ class _BoostedTrees(Estimator):
             arrays = {k: tf.constant(v) for k, v in forest.arrays().items()}
             depth = forest.depth
         logits = forest_lib.forest_logits(values, arrays, depth)
-        return self._head.create_estimator_spec(
+        spec = self._head.create_estimator_spec(
             features, mode, logits, labels=labels, train_op_fn=lambda loss: tf.no_op()
         )
+        if explain:
+            path = forest_lib.forest_paths(values, arrays, depth)
+            spec = spec._replace(predictions={**spec.predictions, _PATH_KEY: path})
+        return spec
 
     def _forest_variables(self) -> dict[str, Any]:
         return forest_lib.forest_variables(
@@ -150,6 +166,110 @@ class _BoostedTrees(Estimator):
                 path, self._layout, self._task.logits_dimension
             )
         return self._tf28[path]
+
+    # ---- tf.estimator 2.8's explanations --------------------------------------
+    def experimental_feature_importances(
+        self, normalize: bool = False
+    ) -> collections.OrderedDict:
+        """Gain-based feature importances, as tf.estimator 2.8 computed them.
+
+        Each feature column's split gains summed over the latest checkpoint's
+        forest (ydf's split scores for a forest grown here, 2.8's gains for
+        a 2.8 model_dir), so their scale is the grower's; the order and the
+        normalized values are what to compare.
+
+        Args:
+            normalize: divide by the total, so the importances sum to 1.
+
+        Returns:
+            An OrderedDict of feature column name to importance, largest first.
+
+        Raises:
+            ValueError: no checkpoint yet, one saved without gains, or
+                `normalize` with no split or a negative gain.
+        """
+        return explanations.feature_importances(
+            self._saved_forest(None),
+            explanations.value_column_names(self._layout),
+            bool(normalize),
+        )
+
+    def experimental_predict_with_explanations(
+        self,
+        input_fn: Callable[..., Any],
+        predict_keys: Sequence[str] | None = None,
+        hooks: Sequence[Any] | None = None,
+        checkpoint_path: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """`predict()`'s predictions with directional feature contributions.
+
+        As tf.estimator 2.8: each prediction also has `dfc`, an OrderedDict of
+        feature column name to its contribution (largest magnitude first),
+        and `bias`, the same for every example, with `bias + sum(dfc)` the
+        probability of class 1 (classifier) or the prediction (regressor);
+        see `boosted_trees_explanations`. `predict_keys` filters the other
+        keys; `dfc` and `bias` are always there.
+
+        Raises:
+            ValueError: `center_bias` was not set, the head has more than one
+                logit or a regression head's `inverse_link_fn`, there is no
+                checkpoint, or it was saved without split values.
+        """
+        if not self._hparams.center_bias:
+            raise ValueError(
+                "center_bias must be enabled during estimator instantiation when "
+                "using experimental_predict_with_explanations (tf.estimator 2.8's "
+                "words): construct the estimator with center_bias=True."
+            )
+        if self._head.logits_dimension > 1:
+            raise ValueError(
+                "experimental_predict_with_explanations does not yet support "
+                "multi-class classification and multi-label regression (tf.estimator "
+                f"2.8's words): this head has {self._head.logits_dimension} logits."
+            )
+        if getattr(self._head, "_inverse_link_fn", None) not in (None, tf.identity):
+            raise ValueError(
+                "For now only identity inverse_link_fn in regression_head is "
+                "supported for experimental_predict_with_explanations (tf.estimator "
+                "2.8's words). Use a RegressionHead without inverse_link_fn."
+            )
+        path = checkpoint_path or self.latest_checkpoint()
+        forest = self._saved_forest(path)
+        explanations.check_explainable(forest)
+        names = explanations.value_column_names(self._layout)
+        activation = (
+            explanations.identity
+            if self._task.kind == "regression"
+            else explanations.sigmoid
+        )
+        explainer = Estimator(
+            model_fn=functools.partial(self._forest_spec, explain=True),
+            model_dir=self.model_dir,
+            config=self.config,
+        )
+        keys = None if predict_keys is None else [*predict_keys, _PATH_KEY]
+        for prediction in explainer.predict(
+            input_fn, predict_keys=keys, hooks=hooks, checkpoint_path=path
+        ):
+            bias, dfc = explanations.contributions(
+                forest, prediction.pop(_PATH_KEY), activation, names
+            )
+            prediction["bias"] = bias
+            prediction["dfc"] = dfc
+            yield prediction
+
+    def _saved_forest(self, checkpoint_path: str | None) -> forest_lib.Forest:
+        """The forest of `checkpoint_path` (None: the latest), as arrays."""
+        path = checkpoint_path or self.latest_checkpoint()
+        if path is None:
+            raise ValueError(
+                f"model_dir {self.model_dir} has no checkpoint: train the estimator "
+                "before asking for its explanations."
+            )
+        tf28 = forest_lib.read_tf28(path, self._layout, self._task.logits_dimension)
+        if tf28 is not None:
+            return tf28
+        return forest_lib.read_forest(path, self._hparams.max_depth)
 
     # ---- train: grow with ydf, save as a checkpoint ---------------------------
     def train(

@@ -13,7 +13,10 @@ What this module owns:
   logits_dimension]` of leaf values, and a bias. A node sends an example
   left when `value < threshold`; a leaf is its own left and right child, so
   `depth` rounds of gathers bring every example to its leaf, whatever the
-  tree's shape (`forest_logits`). NaN goes right.
+  tree's shape (`forest_logits`). NaN goes right. A split node's entry of
+  the values array holds the value it had as a leaf (ydf's, or 2.8's
+  `original_leaf`), and `gain` its split's gain, saved beside the variables
+  (`boosted_trees/gain`) for the explanations (`boosted_trees_explanations`).
 * `decode_tf28`: tf.estimator 2.8's `boosted_trees:0_serialized` checkpoint
   value (a `TreeEnsemble` protocol buffer, read here with a small wire-format
   reader, as TF 2.21 ships no `boosted_trees_pb2`) and its quantile bucket
@@ -43,6 +46,7 @@ ARRAY_NAMES = (
     "leaf_value",
     "bias",
 )
+GAIN_KEY = f"{VARIABLE_SCOPE}/gain"
 TF28_ENSEMBLE_KEY = "boosted_trees:0_serialized"
 TF28_BOUNDARIES_KEY = "boosted_trees/QuantileAccumulator:0_bucket_boundaries_{}"
 
@@ -148,6 +152,7 @@ class Forest:
     leaf_value: np.ndarray  # float32 [n_trees, max_nodes, logits_dimension]
     bias: np.ndarray  # float32 [logits_dimension]
     depth: int
+    gain: np.ndarray | None = None  # float32 [n_trees, max_nodes]; 0 at leaves
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays `forest_logits` reads, by name."""
@@ -155,7 +160,9 @@ class Forest:
 
 
 # A tree before packing: nodes indexed from the root (0); a split is
-# ("split", feature, threshold, left, right), a leaf ("leaf", values).
+# ("split", feature, threshold, left, right) or, with the value it had as a
+# leaf and its gain, ("split", feature, threshold, left, right, values, gain);
+# a leaf is ("leaf", values).
 Node = tuple[Any, ...]
 
 
@@ -203,28 +210,33 @@ def pack(
         bias_array,
         max([0, *(_tree_depth(t) for t in trees if t)]),
     )
+    gain = np.zeros((count, width), np.float32)
     for t, nodes in enumerate(trees):
         for n, node in enumerate(nodes):
             if node[0] == "split":
-                _, feature, threshold, left, right = node
+                _, feature, threshold, left, right = node[:5]
                 forest.split_feature[t, n] = feature
                 forest.threshold[t, n] = threshold
                 forest.left_child[t, n] = left
                 forest.right_child[t, n] = right
+                if len(node) == 7:
+                    forest.leaf_value[t, n] = np.asarray(node[5], np.float32)
+                    gain[t, n] = node[6]
             else:
                 forest.leaf_value[t, n] = np.asarray(node[1], np.float32)
+    forest.gain = gain
     return forest
 
 
-def forest_logits(
+def forest_paths(
     values: tf.Tensor, arrays: Mapping[str, Any], depth: int
 ) -> tf.Tensor:
-    """The `[batch, logits_dimension]` sum of each tree's leaf plus the bias.
+    """The `[batch, n_trees, depth + 1]` node each example is at after each level.
 
     `arrays` holds the `Forest` fields named in `ARRAY_NAMES` (arrays,
-    constants or variables). `depth` rounds move every example one level
-    down in every tree (leaves point at themselves), then the leaves' values
-    are gathered and summed.
+    constants or variables). Each of `depth` rounds moves every example one
+    level down in every tree; a leaf points at itself, so an example that
+    reached one stays there.
     """
     split_feature = tf.convert_to_tensor(arrays["split_feature"])
     n_trees = tf.shape(split_feature)[0]
@@ -236,6 +248,7 @@ def forest_logits(
     }
     batch = tf.shape(values)[0]
     node = tf.zeros(tf.stack([batch, n_trees]), tf.int32)
+    path = [node]
     for _ in range(depth):
         index = node + offsets
         feature = tf.gather(flat["split_feature"], index)
@@ -247,10 +260,33 @@ def forest_logits(
             tf.gather(flat["left_child"], index),
             tf.gather(flat["right_child"], index),
         )
+        path.append(node)
+    return tf.stack(path, axis=2)
+
+
+def forest_logits(
+    values: tf.Tensor, arrays: Mapping[str, Any], depth: int
+) -> tf.Tensor:
+    """The `[batch, logits_dimension]` sum of each tree's leaf plus the bias."""
+    node = forest_paths(values, arrays, depth)[:, :, -1]
+    max_nodes = tf.shape(arrays["split_feature"])[1]
+    offsets = tf.range(tf.shape(node)[1]) * max_nodes
     leaf_value = tf.convert_to_tensor(arrays["leaf_value"])
     leaves = tf.reshape(leaf_value, tf.stack([-1, tf.shape(leaf_value)[2]]))
     per_tree = tf.gather(leaves, node + offsets)  # [batch, n_trees, dim]
     return tf.reduce_sum(per_tree, axis=1) + arrays["bias"]
+
+
+def read_forest(checkpoint_path: str, depth: int) -> Forest:
+    """The forest this package saved in a checkpoint, as NumPy arrays."""
+    reader = tf.train.load_checkpoint(checkpoint_path)
+    arrays = {
+        name: reader.get_tensor(f"{VARIABLE_SCOPE}/{name}") for name in ARRAY_NAMES
+    }
+    has_gain = reader.has_tensor(GAIN_KEY)
+    return Forest(
+        **arrays, depth=depth, gain=reader.get_tensor(GAIN_KEY) if has_gain else None
+    )
 
 
 # ---- the forest as variables ----------------------------------------------------
@@ -286,8 +322,12 @@ def forest_variables(n_trees: int, max_nodes: int, dim: int) -> dict[str, Any]:
 
 
 def checkpoint_values(forest: Forest) -> dict[str, np.ndarray]:
-    """The forest's arrays under their checkpoint names (`forest_variables`')."""
-    return {f"{VARIABLE_SCOPE}/{name}": getattr(forest, name) for name in ARRAY_NAMES}
+    """The forest's arrays under their checkpoint names (`forest_variables`'),
+    and its gains (`GAIN_KEY`, saved only: the model_fn does not read them)."""
+    values = {f"{VARIABLE_SCOPE}/{name}": getattr(forest, name) for name in ARRAY_NAMES}
+    if forest.gain is not None:
+        values[GAIN_KEY] = forest.gain
+    return values
 
 
 # ---- tf.estimator 2.8's TreeEnsemble ------------------------------------------
@@ -370,16 +410,24 @@ def _tf28_tree(
     for number, _, node in _fields(message):
         if number != 1:
             continue
-        kind = {n: v for n, _, v in _fields(node) if n != 777}
+        kind = {n: (w, v) for n, w, v in _fields(node)}
         if 2 in kind:
-            split = _ints(kind[2])
+            split = _ints(kind[2][1])
             flat, threshold = split_threshold(
                 split.get(1, 0), split.get(5, 0), split.get(2, 0)
             )
-            nodes.append(("split", flat, threshold, split.get(3, 0), split.get(4, 0)))
+            gain, value = 0.0, np.zeros(dim, np.float32)
+            for number, wire, field in _fields(kind.get(777, (2, b""))[1]):
+                if number == 1:  # NodeMetadata.gain
+                    gain = _floats(wire, field)[0] * weight
+                elif number == 2:  # NodeMetadata.original_leaf
+                    value = (_leaf(field, dim) * weight).astype(np.float32)
+            nodes.append(
+                ("split", flat, threshold, split.get(3, 0), split.get(4, 0), value, gain)
+            )
         elif 1 in kind:
-            nodes.append(("leaf", _leaf(kind[1], dim) * weight))
-        elif kind:
+            nodes.append(("leaf", _leaf(kind[1][1], dim) * weight))
+        elif set(kind) - {777}:
             raise ValueError(
                 "The tf.estimator 2.8 forest has a categorical or dense split, "
                 "which only categorical (not indicator) columns made; BoostedTrees "

@@ -381,6 +381,8 @@ def _ydf_nodes(
     With `layers`, the tree stops after that many layers of splits: a node
     at that depth becomes a leaf of its own value, which ydf set as it would
     have for a leaf there (each node's split depends on its examples only).
+    A split keeps that value and its gain (ydf's score) for the
+    explanations.
     """
     nodes: list[forest_lib.Node] = []
 
@@ -397,7 +399,9 @@ def _ydf_nodes(
         threshold = _ydf_threshold(flat, condition.threshold, buckets)
         left = add(node.neg_child, depth + 1)
         right = add(node.pos_child, depth + 1)
-        nodes[index] = ("split", flat, threshold, left, right)
+        value = leaf(float(node.value.value))
+        gain = float(condition.score)
+        nodes[index] = ("split", flat, threshold, left, right, value, gain)
         return index
 
     add(tree.root, 0)

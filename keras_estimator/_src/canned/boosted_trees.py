@@ -227,7 +227,9 @@ class _BoostedTrees(Estimator):
                 "multi-class classification and multi-label regression (tf.estimator "
                 f"2.8's words): this head has {self._head.logits_dimension} logits."
             )
-        if getattr(self._head, "_inverse_link_fn", None) not in (None, tf.identity):
+        if isinstance(self._head, RegressionHead) and (
+            self._head._inverse_link_fn not in (None, tf.identity)
+        ):
             raise ValueError(
                 "For now only identity inverse_link_fn in regression_head is "
                 "supported for experimental_predict_with_explanations (tf.estimator "

@@ -33,6 +33,7 @@ from keras_estimator._src.tf_internals import (
     distribute,
     graph_seeds,
     moving_average_names,
+    object_restores,
     ordered_traces,
     pruning,
     v1_savers,
@@ -171,6 +172,7 @@ class ModelFnTrace:
             graph_seeds.shared_random_states(self.random_states, mode),
             checkpoint_initializers.recording(self.checkpoint_initializers),
             v1_savers.recording(),
+            object_restores.recording(),
             moving_average_names.recording(),
             variable_initializers.recording(),
         ):

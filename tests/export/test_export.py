@@ -22,6 +22,7 @@ import tensorflow as tf
 
 import keras_estimator as ke
 from keras_estimator import export
+from keras_estimator._src.base import serving_input
 from keras_estimator.compat import layers
 from tests._models import input_fn, make_data
 
@@ -327,6 +328,41 @@ def test_tensor_serving_input_receiver_validation():
         export.TensorServingInputReceiver(None, x)
     with pytest.raises(ValueError, match=r"feature must be a Tensor.*dict"):
         export.TensorServingInputReceiver({"x": x}, x)
+
+
+class _LabeledTensorLike:
+    """What 2.15's export tests stand in for LabeledTensor with: a `.tensor`."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+tf.register_tensor_conversion_function(
+    _LabeledTensorLike, lambda value, *args, **kwargs: tf.convert_to_tensor(value.tensor)
+)
+
+
+class _HasTensorOnly:
+    def __init__(self):
+        self.tensor = "not convertible"
+
+
+def test_a_labeled_tensor_like_value_is_taken_as_its_tensor_as_in_2_15():
+    # 2.15 accepted a value with `.tensor` that tf.convert_to_tensor takes
+    # (export_test.py's LabeledTensorMock) as a feature or label.
+    x = tf.constant([1])
+    receiver = export.ServingInputReceiver(_LabeledTensorLike(x), tf.constant(["test"]))
+    np.testing.assert_array_equal(receiver.features["feature"], [1])
+    # Kept as given, as 2.15 kept a SupervisedInputReceiver's features.
+    labeled = _LabeledTensorLike(x)
+    supervised = serving_input.SupervisedInputReceiver(
+        labeled, tf.constant(5), tf.constant(["test"])
+    )
+    assert supervised.features is labeled
+    tensor_receiver = export.TensorServingInputReceiver(_LabeledTensorLike(x), x)
+    assert isinstance(tensor_receiver.features, tf.Tensor)
+    with pytest.raises(ValueError, match=r"^feature feature must be a Tensor"):
+        export.ServingInputReceiver(_HasTensorOnly(), x)
 
 
 def test_parsing_receiver_fn_builds_an_examples_placeholder():

@@ -42,9 +42,20 @@ _PARSING_SPEC_TYPES = (
 )
 
 
-def _check_tensor(tensor: Any, name: Any, field_name: str) -> None:
+def _check_tensor(tensor: Any, name: Any, field_name: str) -> Any:
+    """`tensor`, or the tensor a LabeledTensor-like value converts to.
+
+    As 2.15: besides tensors, a value with a `.tensor` attribute that
+    `tf.convert_to_tensor` accepts (a registered conversion, as
+    LabeledTensor had) is taken, as that tensor.
+    """
     if isinstance(tensor, _TENSOR_TYPES):
-        return
+        return tensor
+    if hasattr(tensor, "tensor"):
+        try:
+            return tf.convert_to_tensor(tensor)
+        except (TypeError, ValueError):
+            pass
     # 2.15's first phrase names the key unquoted ("feature x must be a ...").
     where = f" {name}" if name is not None else ""
     raise ValueError(
@@ -86,8 +97,7 @@ def wrap_and_check_input_tensors(
     checked = {}
     for name, tensor in tensors.items():
         _check_key(name, field_name, allow_int_keys)
-        _check_tensor(tensor, name, field_name)
-        checked[name] = tensor
+        checked[name] = _check_tensor(tensor, name, field_name)
     return checked
 
 

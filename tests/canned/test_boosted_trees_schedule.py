@@ -200,3 +200,33 @@ def test_center_bias_with_more_than_two_classes_is_refused_as_tf28_did(tmp_path)
             tf28.columns(), 1, MultiClassHead(3), center_bias=True,
             model_dir=str(tmp_path),
         )
+
+
+def test_a_dataset_that_ends_is_grown_on_every_batch_its_steps_read(tmp_path):
+    """2.8 grew each layer on the next batch: a finite dataset's rows all count.
+
+    The rows are sorted by label, so the first batch has one class only: a
+    forest grown on it alone predicts that class everywhere.
+    """
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(320, 1)).astype(np.float32)
+    labels = (x[:, 0] > 0).astype(np.int64)
+    order = np.argsort(labels, kind="stable")
+    features, labels = {"x": x[order]}, labels[order]
+    columns = [tf.feature_column.numeric_column("x")]
+
+    def once():
+        return tf.data.Dataset.from_tensor_slices((features, labels)).batch(32)
+
+    est = BoostedTreesClassifier(columns, 1, n_trees=4, max_depth=2, model_dir=str(tmp_path))
+    est.train(once)
+    # 10 batches, the first for the quantiles: 4 trees of 2 layers take 8.
+    assert est.get_variable_value("global_step") == 8
+    metrics = est.evaluate(once, steps=10)
+    assert metrics["accuracy"] > 0.95
+    # The first batch alone holds one class, which ydf cannot grow from.
+    first_only = BoostedTreesClassifier(
+        columns, 1, n_trees=4, max_depth=2, model_dir=str(tmp_path / "first")
+    )
+    with pytest.raises(ValueError, match=r"one class only \(label 0\)"):
+        first_only.train(lambda: once().take(1).repeat())

@@ -362,7 +362,11 @@ def check_migrate_canned_estimators(r):
     assert r["boosted_trees_available"]
     assert r["boosted_trees_global_step"] == r["boosted_trees_eval_global_step"] == 14
     assert r["boosted_trees_metric_keys"] == CANNED_METRIC_KEYS
-    assert r["boosted_trees_accuracy"] >= 0.85  # majority class: 0.61
+    # Grown on the 15 batches those steps read (2.8 grew a layer on each):
+    # accuracy 0.965, auc 0.993; 2.8: 0.921, 0.981. On the first batch alone
+    # (before): 0.912, 0.943. The majority class is 0.61.
+    assert r["boosted_trees_accuracy"] >= 0.9
+    assert r["boosted_trees_auc"] >= 0.97
 
 
 def check_migrate_checkpoint_saver(r):

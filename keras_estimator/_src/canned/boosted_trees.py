@@ -374,6 +374,16 @@ class _BoostedTrees(Estimator):
                     sketched,
                 )
                 return
+            if int(dataset.cardinality()) != int(tf.data.INFINITE_CARDINALITY):
+                # A dataset that ends: 2.8's steps read its batches one by
+                # one, a layer on each; the forest is grown on all they read.
+                data = read_training_data(
+                    dataset,
+                    self._layout,
+                    self._task,
+                    self._weight_column,
+                    sketched + target - start,
+                )
         rounds, layers = schedule.forest_at(target)
         forest = grow_forest(
             data,
@@ -416,9 +426,11 @@ class _BoostedTrees(Estimator):
 class BoostedTreesClassifier(_BoostedTrees):
     """A gradient-boosted forest classifier, tf.estimator 2.8's, grown by ydf.
 
-    Training reads input_fn's first `n_batches_per_layer` batches (or the
-    whole dataset, if it ends first) into memory and grows the forest with
-    ydf in one go: the data must fit in memory. As in 2.8, each step reads
+    Training reads input_fn's batches into memory and grows the forest with
+    ydf in one go: the data must fit in memory. A dataset that repeats
+    without end gives its first `n_batches_per_layer` batches (the
+    tutorials' whole-dataset batch); one that ends gives every batch 2.8's
+    steps would have read, a layer on each. As in 2.8, each step reads
     a batch (after `n_batches_per_layer` batches for the quantiles of numeric
     columns in the first call), so a dataset that ends stops the forest
     there: repeat it, or pass `train_in_memory=True` (its one batch is then

@@ -472,6 +472,12 @@ def grow_forest(
     trees: list[list[forest_lib.Node]] = []
     bias = np.zeros(dim, np.float32)
     labels = data.labels
+    if task.kind != "regression" and np.unique(labels).size < 2:
+        raise ValueError(
+            f"The training batches hold one class only (label {labels[0]}): ydf "
+            "grows no classifier from them. Give training both classes: shuffle "
+            "the data, or read more batches (n_batches_per_layer)."
+        )
     if task.kind == "regression":
         runs = [(labels[:, d], "SQUARED_ERROR", [d]) for d in range(dim)]
     elif task.kind == "binary":

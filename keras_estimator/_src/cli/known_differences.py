@@ -173,22 +173,22 @@ KNOWN_DIFFERENCES: tuple[KnownDifference, ...] = (
         "estimator:BoostedTreesClassifier",
         _D,
         "tf.estimator 2.8's; trained by ydf (pip install 'keras_estimator[trees]') "
-        "on the first n_batches_per_layer batches read into memory, where 2.8 "
-        "read new batches for each tree layer; the global step counts as 2.8's",
+        "on the batches 2.8's steps would have read, all at once in memory (2.8 "
+        "read new batches for each tree layer); the global step counts as 2.8's",
     ),
     KnownDifference(
         "estimator:BoostedTreesEstimator",
         _D,
         "tf.estimator 2.8's; trained by ydf (pip install 'keras_estimator[trees]') "
-        "on the first n_batches_per_layer batches read into memory, where 2.8 "
-        "read new batches for each tree layer; the global step counts as 2.8's",
+        "on the batches 2.8's steps would have read, all at once in memory (2.8 "
+        "read new batches for each tree layer); the global step counts as 2.8's",
     ),
     KnownDifference(
         "estimator:BoostedTreesRegressor",
         _D,
         "tf.estimator 2.8's; trained by ydf (pip install 'keras_estimator[trees]') "
-        "on the first n_batches_per_layer batches read into memory, where 2.8 "
-        "read new batches for each tree layer; the global step counts as 2.8's",
+        "on the batches 2.8's steps would have read, all at once in memory (2.8 "
+        "read new batches for each tree layer); the global step counts as 2.8's",
     ),
     KnownDifference(
         "estimator:KMeans",

@@ -310,3 +310,21 @@ def test_batches_of_static_size_train_as_batches_of_unknown_size(elements):
     assert results[0].keys() == results[1].keys()
     for name in results[0]:
         np.testing.assert_array_equal(results[0][name], results[1][name], err_msg=name)
+
+
+def test_the_replicas_share_a_mutable_table_the_model_fn_makes(tmp_path):
+    # Two replicas, each inserting its half of the batch: one table of 4
+    # keys, saved under 2.15's keys.
+    from tests.estimator.test_mutable_tables_in_model_fn import model_fn_with
+
+    est = ke.Estimator(
+        model_fn_with([]), str(tmp_path), config=ke.RunConfig(train_distribute=MIRRORED)
+    )
+
+    def four_keys():
+        features = {"k": np.array([[1], [2], [3], [4]], np.int64)}
+        return tf.data.Dataset.from_tensor_slices((features, np.zeros(4, np.float32))).batch(4)
+
+    est.train(four_keys, steps=1)
+    stored = dict(tf.train.list_variables(est.latest_checkpoint()))
+    assert stored["seen-keys"] == [4]

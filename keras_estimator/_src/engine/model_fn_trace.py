@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import linecache
-import logging
 import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -37,43 +36,9 @@ from keras_estimator._src.tf_internals import (
     object_restores,
     ordered_traces,
     pruning,
-    resource_tracking,
     v1_savers,
     variable_initializers,
 )
-
-logger = logging.getLogger("keras_estimator")
-
-_WARNED_TABLES: set[str] = set()
-
-
-def _warn_of_unsaved_tables(resources: list[Any]) -> None:
-    """Warns, once per name, of a mutable lookup table the model_fn made.
-
-    tf.estimator 2.15's Saver wrote a `MutableHashTable`'s or
-    `DenseHashTable`'s contents into each checkpoint (`<name>-keys`,
-    `<name>-values`); here they are not saved, so evaluation, prediction,
-    export and a resumed training do not see what training put in it.
-    """
-    kinds = (tf.lookup.experimental.MutableHashTable, tf.lookup.experimental.DenseHashTable)
-    for table in resources:
-        if not isinstance(table, kinds):
-            continue
-        name = str(getattr(table, "name", type(table).__name__))
-        if name in _WARNED_TABLES:
-            continue
-        _WARNED_TABLES.add(name)
-        logger.warning(
-            "The model_fn made a %s (%r) whose contents are not saved in "
-            "checkpoints here (tf.estimator 2.15 saved them as %s-keys and "
-            "%s-values): evaluation, prediction, export and resumed training do "
-            "not see what training put in it. Keep what the table learns in "
-            "variables, or fill it from data in the model_fn.",
-            type(table).__name__,
-            name,
-            name,
-            name,
-        )
 
 
 def _initialize_tables(graph: Any, first: int) -> None:
@@ -221,11 +186,10 @@ class ModelFnTrace:
             first_op = len(graph.get_operations()) if not tf.executing_eagerly() else 0
             first_table = len(graph.get_collection(tf.compat.v1.GraphKeys.TABLE_INITIALIZERS))
             try:
-                with resource_tracking.tracking_resources() as made:
+                with self.store.tables.sharing():
                     spec = self.model_fn(
                         **{k: v for k, v in candidates.items() if k in self._accepted}
                     )
-                _warn_of_unsaved_tables(made)
             except AttributeError as err:
                 _raise_with_a_keras_3_fix(err)
                 raise

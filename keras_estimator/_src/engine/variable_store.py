@@ -28,6 +28,7 @@ from typing import Any
 import tensorflow as tf
 
 from keras_estimator._src.engine import v1_adam
+from keras_estimator._src.engine.mutable_tables import TableRegistry
 from keras_estimator._src.tf_internals import (
     function_calls,
     graph_seeds,
@@ -132,6 +133,8 @@ class VariableStore:
         # Whether a building trace creates variables where asked (a trace
         # whose variables made under tf.init_scope are plain eager ones).
         self.create_at_once = False
+        # The mutable lookup tables the model_fn's traces share.
+        self.tables = TableRegistry()
 
     @property
     def strategy(self) -> tf.distribute.Strategy | None:
@@ -153,6 +156,15 @@ class VariableStore:
         if self._checkpoint is None:
             return variables
         return CheckpointVariables(variables, self._checkpoint)
+
+    def checkpointed(self) -> dict[str, Any]:
+        """What a checkpoint of model_dir holds: `saveable()` and, under their
+        2.15 keys, the contents of the model_fn's mutable lookup tables."""
+        saveable = self.saveable()
+        parts = self.tables.checkpoint_parts()
+        if not parts or isinstance(saveable, CheckpointVariables):
+            return saveable
+        return {**saveable, **parts}
 
     def use_checkpoint(self, checkpoint: Any) -> None:
         """Writes checkpoints through a model_fn's `tf.train.Checkpoint`."""

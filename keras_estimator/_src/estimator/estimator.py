@@ -481,7 +481,7 @@ class Estimator:
         if latest is None or _checkpoint.step_of(latest) != step:
             policy = _checkpoint.RetentionPolicy(*self._retention(self._get_model()))
             latest = _checkpoint.save(
-                self._store.saveable(), self._model_dir, step, policy
+                self._store.checkpointed(), self._model_dir, step, policy
             )
         logger.warning(
             "Training stopped on %s at step %d; the checkpoint %s was saved.",
@@ -558,7 +558,7 @@ class Estimator:
         """The loop as hooks see it; `started_from`: the checkpoint the call restored."""
         # Variables hooks make in begin() are saved and restored as 2.15's
         # Saver saved all global variables.
-        hook_variables = HookVariables(self._store.saveable, started_from)
+        hook_variables = HookVariables(self._store.checkpointed, started_from)
         return _loop_context.LoopContext(
             self._model_dir,
             hook_variables.saveable,
@@ -1123,6 +1123,7 @@ class Estimator:
                 _checkpoint.restore(
                     saveable, chosen, scaffold_checkpoint=scaffold_checkpoint, renamed=renamed
                 )
+                self._store.tables.restore(chosen)
                 self._synced_renamed = renamed
             return chosen
 
@@ -1137,6 +1138,7 @@ class Estimator:
             restored = _checkpoint.restore_or_fall_back(
                 saveable, self._model_dir, path, scaffold_checkpoint=scaffold_checkpoint
             )
+            self._store.tables.restore(restored)
             self._synced_renamed = {}
             if restored != path:
                 held[0] = _checkpoint.identity(restored)

@@ -263,6 +263,7 @@ def build_serving_model(
             f"Could not load the serving graph's variables from {checkpoint_path}: "
             f"{error}"
         ) from None
+    store.tables.restore(checkpoint_path)
     module = tf.Module()
     module.model_variables = _graph_variables(traced.graph)
     # Lookup tables (vocabulary columns, label vocabularies) live outside the

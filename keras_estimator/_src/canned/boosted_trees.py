@@ -140,12 +140,15 @@ class _BoostedTrees(Estimator):
         else:
             arrays = {k: tf.constant(v) for k, v in forest.arrays().items()}
             depth = forest.depth
-        logits = forest_lib.forest_logits(values, arrays, depth)
+        if explain:
+            path = forest_lib.forest_paths(values, arrays, depth)
+            logits = forest_lib.leaf_logits(path[:, :, -1], arrays)
+        else:
+            logits = forest_lib.forest_logits(values, arrays, depth)
         spec = self._head.create_estimator_spec(
             features, mode, logits, labels=labels, train_op_fn=lambda loss: tf.no_op()
         )
         if explain:
-            path = forest_lib.forest_paths(values, arrays, depth)
             spec = spec._replace(predictions={**spec.predictions, _PATH_KEY: path})
         return spec
 

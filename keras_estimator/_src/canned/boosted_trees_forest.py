@@ -228,10 +228,8 @@ def pack(
     return forest
 
 
-def forest_paths(
-    values: tf.Tensor, arrays: Mapping[str, Any], depth: int
-) -> tf.Tensor:
-    """The `[batch, n_trees, depth + 1]` node each example is at after each level.
+def _descend(values: tf.Tensor, arrays: Mapping[str, Any], depth: int) -> list[tf.Tensor]:
+    """The `[batch, n_trees]` node each example is at, root level first.
 
     `arrays` holds the `Forest` fields named in `ARRAY_NAMES` (arrays,
     constants or variables). Each of `depth` rounds moves every example one
@@ -240,15 +238,13 @@ def forest_paths(
     """
     split_feature = tf.convert_to_tensor(arrays["split_feature"])
     n_trees = tf.shape(split_feature)[0]
-    max_nodes = tf.shape(split_feature)[1]
-    offsets = tf.range(n_trees) * max_nodes  # [n_trees]
+    offsets = tf.range(n_trees) * tf.shape(split_feature)[1]  # [n_trees]
     flat = {
         name: tf.reshape(arrays[name], [-1])
         for name in ("split_feature", "threshold", "left_child", "right_child")
     }
-    batch = tf.shape(values)[0]
-    node = tf.zeros(tf.stack([batch, n_trees]), tf.int32)
-    path = [node]
+    node = tf.zeros(tf.stack([tf.shape(values)[0], n_trees]), tf.int32)
+    levels = [node]
     for _ in range(depth):
         index = node + offsets
         feature = tf.gather(flat["split_feature"], index)
@@ -260,20 +256,30 @@ def forest_paths(
             tf.gather(flat["left_child"], index),
             tf.gather(flat["right_child"], index),
         )
-        path.append(node)
-    return tf.stack(path, axis=2)
+        levels.append(node)
+    return levels
+
+
+def forest_paths(
+    values: tf.Tensor, arrays: Mapping[str, Any], depth: int
+) -> tf.Tensor:
+    """The `[batch, n_trees, depth + 1]` node each example is at after each level."""
+    return tf.stack(_descend(values, arrays, depth), axis=2)
 
 
 def forest_logits(
     values: tf.Tensor, arrays: Mapping[str, Any], depth: int
 ) -> tf.Tensor:
     """The `[batch, logits_dimension]` sum of each tree's leaf plus the bias."""
-    node = forest_paths(values, arrays, depth)[:, :, -1]
-    max_nodes = tf.shape(arrays["split_feature"])[1]
-    offsets = tf.range(tf.shape(node)[1]) * max_nodes
+    return leaf_logits(_descend(values, arrays, depth)[-1], arrays)
+
+
+def leaf_logits(leaf: tf.Tensor, arrays: Mapping[str, Any]) -> tf.Tensor:
+    """The bias plus the values of the `[batch, n_trees]` leaves examples reached."""
     leaf_value = tf.convert_to_tensor(arrays["leaf_value"])
+    offsets = tf.range(tf.shape(leaf_value)[0]) * tf.shape(leaf_value)[1]
     leaves = tf.reshape(leaf_value, tf.stack([-1, tf.shape(leaf_value)[2]]))
-    per_tree = tf.gather(leaves, node + offsets)  # [batch, n_trees, dim]
+    per_tree = tf.gather(leaves, leaf + offsets)  # [batch, n_trees, dim]
     return tf.reduce_sum(per_tree, axis=1) + arrays["bias"]
 
 

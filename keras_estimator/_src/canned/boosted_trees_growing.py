@@ -183,7 +183,7 @@ def _class_ids(labels: Any, task: Task) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class TrainingData:
-    """input_fn's first `n_batches_per_layer` batches, in memory."""
+    """The batches of input_fn that training reads, in memory."""
 
     values: np.ndarray  # float32 [examples, value columns]
     labels: np.ndarray  # class ids [examples], or float32 [examples, dimension]
@@ -198,7 +198,7 @@ def read_training_data(
     weight_column: Any,
     n_batches: int,
 ) -> TrainingData:
-    """The value matrix, labels and weights of input_fn's first `n_batches`."""
+    """The value matrix, labels and weights of `dataset`'s first `n_batches`."""
     values, labels, weights = [], [], []
     for element in dataset.take(n_batches):
         features, batch_labels = element

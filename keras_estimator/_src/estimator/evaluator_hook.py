@@ -54,10 +54,10 @@ class InMemoryEvaluatorHook(SessionRunHook):
 
     Evaluates once when training starts, then every `every_n_iter` global
     steps, and once when training ends (unless the last evaluation was at
-    that step already, or SIGTERM stopped training). Each evaluation is `estimator.evaluate(input_fn,
-    steps, hooks, name=name)` on the current in-memory weights, and writes
-    its summaries to `estimator.eval_dir(name)`, so `stop_if_*_hook`s can
-    read them.
+    that step already, or SIGTERM stopped training). Each evaluation is
+    `estimator.evaluate(input_fn, steps, hooks, name=name)` on the current
+    in-memory weights, and writes its summaries to
+    `estimator.eval_dir(name)`, so `stop_if_*_hook`s can read them.
 
     Args:
         estimator: the `keras_estimator.Estimator` whose `train()` runs this

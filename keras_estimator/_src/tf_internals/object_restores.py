@@ -36,12 +36,6 @@ TOUCHES = (
     "tensorflow.python.checkpoint.checkpoint:Checkpoint.restore",
     "tensorflow.python.checkpoint.checkpoint:Checkpoint.read",
 )
-_ASSERTIONS = (
-    "assert_consumed",
-    "assert_existing_objects_matched",
-    "assert_nontrivial_match",
-    "expect_partial",
-)
 
 
 class DeferredRestore:

@@ -27,6 +27,7 @@ from keras_estimator._src.canned.boosted_trees_growing import Schedule  # noqa: 
 from keras_estimator._src.head.classification_heads import (  # noqa: E402
     MultiClassHead,
 )
+from tests.fixtures import make_tf28_boosted_trees_eval_fixture as eval_fixture  # noqa: E402
 from tests.fixtures import make_tf28_boosted_trees_fixture as tf28  # noqa: E402
 from tests.fixtures import (  # noqa: E402
     make_tf28_boosted_trees_schedule_fixture as schedule_fixture,
@@ -60,10 +61,10 @@ def input_fn(name):
     """2.8's input_fn for the case: the same rows, batches and repetition."""
     case = CASES[name]
     features, labels = tf28.load_data()
-    target = schedule_fixture.labels_for(case["kind"], features, labels)
+    target = eval_fixture.labels_for(case["kind"], features, labels)
     features = dict(features)
     if case["weighted"]:
-        features["w"] = schedule_fixture.weights(len(target))
+        features["w"] = eval_fixture.weights(len(target))
     batch = case["batch_size"] or len(target)
     return schedule_fixture.input_fn(name, features, target, batch)
 

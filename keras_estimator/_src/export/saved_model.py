@@ -233,6 +233,8 @@ class _Trace:
     # Variable name -> the checkpoint key the spec's Scaffold TF1 Saver reads
     # it from, where they differ (a moving average), as 2.15's export read.
     renamed: dict[str, str] = dataclasses.field(default_factory=dict)
+    # The graph's ASSET_FILEPATHS constants, each with the file it names.
+    asset_paths: list[tuple[Any, str]] = dataclasses.field(default_factory=list)
 
 
 def build_serving_model(
@@ -269,12 +271,18 @@ def build_serving_model(
     # Lookup tables (vocabulary columns, label vocabularies) live outside the
     # graph; tracked here, they are saved and rebuilt when the model loads.
     module.resources = list(resources)
+    # Files named in ASSET_FILEPATHS are copied into the export's assets/, as
+    # 2.15's builder copied them; each signature reads the constant naming
+    # one from the asset, so a loader gives the copy's path wherever the
+    # export is moved.
+    assets = [(tensor, tf.saved_model.Asset(path)) for tensor, path in traced.asset_paths]
+    module.assets = [asset for _, asset in assets]
     functions = {}
     method_names = {}
     input_keys = {}
     for name, signature_def in sorted(traced.signature_defs.items()):
         functions[name], renamed = _export_signatures.signature_function(
-            wrapped, traced.graph, name, signature_def
+            wrapped, traced.graph, name, signature_def, assets
         )
         method_names[name] = signature_def.method_name
         if renamed:
@@ -321,6 +329,7 @@ def _trace(
         elif v1_savers.is_v1_saver(saver):
             trace.renamed = v1_savers.settings(saver).renamed()
         trace.graph = tf.compat.v1.get_default_graph()
+        trace.asset_paths = _asset_paths(trace.graph)
         trace.signature_defs = _export_signatures.signature_defs(
             receiver.receiver_tensors,
             export_outputs,
@@ -331,6 +340,35 @@ def _trace(
 
     wrapped = tf.compat.v1.wrap_function(serving_graph, signature=[])
     return wrapped, trace
+
+
+def _asset_paths(graph: Any) -> list[tuple[Any, str]]:
+    """The graph's ASSET_FILEPATHS tensors, each once, with the file it names.
+
+    Each must be a scalar string constant, as 2.15's SavedModel builder
+    required (with its TypeError).
+    """
+    paths: dict[str, tuple[Any, str]] = {}
+    for tensor in graph.get_collection(tf.compat.v1.GraphKeys.ASSET_FILEPATHS):
+        if not isinstance(tensor, tf.Tensor):
+            raise TypeError(
+                f"Asset path tensor {tensor!r} must be a Tensor: add the file's "
+                "path to ASSET_FILEPATHS as tf.constant(path)."
+            )
+        if tensor.op.type != "Const" or tensor.dtype != tf.string:
+            raise TypeError(
+                f"Asset path tensor {tensor} must be of type constant and dtype "
+                f"string; it is a {tensor.op.type} of {tensor.dtype.name}. Add the "
+                "file's path to ASSET_FILEPATHS as tf.constant(path)."
+            )
+        values = tensor.op.get_attr("value").string_val
+        if len(values) != 1 or not values[0]:
+            raise TypeError(
+                f"Asset path tensor {tensor} must be a scalar naming one file; "
+                f"it holds {list(values)!r}."
+            )
+        paths.setdefault(tensor.name, (tensor, values[0].decode()))
+    return list(paths.values())
 
 
 # The modes 2.15's export took a spec of: ModeKeys and Keras' 'test'/'predict'.

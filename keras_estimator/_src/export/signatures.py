@@ -119,13 +119,19 @@ def _log_signatures(included: dict[str, Any], excluded: dict[str, str]) -> None:
 
 
 def signature_function(
-    wrapped: Any, graph: Any, name: str, signature_def: Any
+    wrapped: Any,
+    graph: Any,
+    name: str,
+    signature_def: Any,
+    assets: list[tuple[Any, Any]] | None = None,
 ) -> tuple[Any, dict[str, str]]:
     """A tf.function with the signature's named inputs and outputs.
 
     Returns it, and {argument name: receiver key} for the inputs whose key
     is no Python name (`_argument_names`), which the saved SignatureDef gets
-    back (`saved_model_files.rename_signature_inputs`).
+    back (`saved_model_files.rename_signature_inputs`). `assets` pairs
+    constants of the graph naming files with `tf.saved_model.Asset`s: the
+    function reads each constant's value from its asset's path.
     """
     inputs = {
         key: _dense_tensor(graph, name, "input", key, info)
@@ -143,7 +149,12 @@ def signature_function(
     for position, tensor in enumerate(tensors):
         positions.setdefault(tensor.name, position)
     feeds = [tensors[position] for position in positions.values()]
-    pruned = pruning.prune(wrapped, feeds, outputs)
+    fed_names = {tensor.name for tensor in feeds}
+    read = _ops_read_by(list(outputs.values()), stop_at=fed_names)
+    asset_feeds = [
+        (t, asset) for t, asset in assets or () if t.op.name in read and t.name not in fed_names
+    ]
+    pruned = pruning.prune(wrapped, feeds + [t for t, _ in asset_feeds], outputs)
 
     capture_names = _capture_names(
         len(pruned.captured_inputs), {argument.lower() for argument in arguments.values()}
@@ -160,7 +171,10 @@ def signature_function(
             pruned.captured_inputs, capture_names, strict=True
         ):
             graph.capture(tensor, name=capture_name)
-        return pruned(*[args[i] for i in positions.values()])
+        return pruned(
+            *[args[i] for i in positions.values()],
+            *[asset.asset_path for _, asset in asset_feeds],
+        )
 
     # A key that is no Python name (`image/encoded`) is an argument of
     # another name here, and gets its key back in the saved signature
@@ -168,6 +182,20 @@ def signature_function(
     specs = [tf.TensorSpec(t.shape, t.dtype, name=arguments[key]) for key, t in inputs.items()]
     renamed = {argument: key for key, argument in arguments.items() if argument != key}
     return tf.function(signature, input_signature=specs, autograph=False), renamed
+
+
+def _ops_read_by(tensors: list[Any], stop_at: set[str]) -> set[str]:
+    """Names of the ops `tensors` are computed from, up to the tensors fed."""
+    seen: set[str] = set()
+    pending = [t.op for t in tensors if t.name not in stop_at]
+    while pending:
+        op = pending.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        pending.extend(t.op for t in op.inputs if t.name not in stop_at)
+        pending.extend(op.control_inputs)
+    return seen
 
 
 def _argument_names(keys: Any) -> dict[str, str]:

@@ -195,3 +195,74 @@ def test_tensorflow_s_initializer_function_is_its_own_again_after_training(
     est = keras_estimator.Estimator(_model_fn_from(init_checkpoint=checkpoint_a), str(tmp_path))
     est.train(_input_fn, steps=1)
     assert checkpoint_utils._set_checkpoint_initializer.__module__ == checkpoint_utils.__name__
+
+
+def _checkpoint_of(tmp_path, values):
+    """A TF1 checkpoint holding `values` (name -> array), as a pretrained model's."""
+    with tf.Graph().as_default():
+        for name, value in values.items():
+            v1.get_variable(name, initializer=value, trainable=name != "global_step")
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            return v1.train.Saver().save(
+                session, str(tmp_path / "pretrained.ckpt"), write_meta_graph=False
+            )
+
+
+def _root_mapping_model_fn(checkpoint, assignment_map):
+    def model_fn(features, labels, mode):
+        w = v1.get_variable("w", [3, 1], initializer=v1.zeros_initializer())
+        v1.train.init_from_checkpoint(checkpoint, assignment_map)
+        return keras_estimator.EstimatorSpec(
+            mode,
+            loss=tf.reduce_mean(tf.matmul(features, w)),
+            train_op=v1.assign_add(v1.train.get_global_step(), 1),
+        )
+
+    return model_fn
+
+
+def _ones_input_fn():
+    return tf.data.Dataset.from_tensors(np.ones((2, 3), np.float32)).repeat()
+
+
+def test_a_map_of_the_root_scope_restores_the_global_step_too_as_in_2_15(tmp_path):
+    # 2.15 made the global step with get_variable before the model_fn, so
+    # {"/": "/"} restored it with the rest: training went on from step 5.
+    checkpoint = _checkpoint_of(
+        tmp_path, {"w": np.full([3, 1], 7.0, np.float32), "global_step": np.int64(5)}
+    )
+    model_dir = tmp_path / "model"
+    est = keras_estimator.Estimator(
+        _root_mapping_model_fn(checkpoint, {"/": "/"}), str(model_dir)
+    )
+    est.train(_ones_input_fn, steps=3)
+
+    assert est.get_variable_value("global_step") == 8
+    np.testing.assert_array_equal(est.get_variable_value("w"), np.full([3, 1], 7.0))
+    saved = sorted(name for name in os.listdir(model_dir) if name.endswith(".index"))
+    assert saved == ["model.ckpt-5.index", "model.ckpt-8.index"]
+
+
+def test_a_root_map_from_a_scope_without_the_global_step_is_2_15s_error(tmp_path):
+    checkpoint = _checkpoint_of(tmp_path, {"pre/w": np.full([3, 1], 7.0, np.float32)})
+    est = keras_estimator.Estimator(
+        _root_mapping_model_fn(checkpoint, {"pre/": "/"}), str(tmp_path / "model")
+    )
+    with pytest.raises(ValueError, match=r"Tensor pre/global_step .* is not found in"):
+        est.train(_ones_input_fn, max_steps=1)
+
+
+def test_get_variable_of_the_global_step_in_a_model_fn_is_2_15s_error(tmp_path):
+    def model_fn(features, labels, mode):
+        step = v1.get_variable(
+            "global_step", [], tf.int64, initializer=v1.zeros_initializer(), trainable=False
+        )
+        w = v1.get_variable("w", [3, 1])
+        return keras_estimator.EstimatorSpec(
+            mode, loss=tf.reduce_mean(tf.matmul(features, w)), train_op=v1.assign_add(step, 1)
+        )
+
+    est = keras_estimator.Estimator(model_fn, str(tmp_path))
+    with pytest.raises(ValueError, match="Variable global_step already exists, disallowed"):
+        est.train(_ones_input_fn, steps=1)

@@ -106,6 +106,12 @@ def _make_resource_tracker(tmp_path: Path) -> Any:
     return resource.ResourceTracker()
 
 
+def _make_variable_store(tmp_path: Path) -> Any:
+    from tensorflow.python.ops import variable_scope
+
+    return variable_scope._VariableStore()
+
+
 # "module:Class" -> a function making an instance of it (given a tmp dir).
 def _make_tensor_slice_dataset(tmp_path: Path) -> Any:
     import tensorflow as tf
@@ -184,6 +190,7 @@ _INSTANCES: dict[str, Callable[[Path], Any]] = {
         _make_collective_keys
     ),
     "tensorflow.python.trackable.resource:ResourceTracker": _make_resource_tracker,
+    "tensorflow.python.ops.variable_scope:_VariableStore": _make_variable_store,
     "tensorflow.python.data.ops.from_tensor_slices_op:_TensorSliceDataset": (
         _make_tensor_slice_dataset
     ),

@@ -305,7 +305,9 @@ class VariableStore:
             variable_scopes.fresh_variable_scopes(),
             v1_adam.inline_small_updates(),
         ):
-            self._register(trace, self._entries[GLOBAL_STEP_NAME])
+            global_step = self._entries[GLOBAL_STEP_NAME]
+            self._register(trace, global_step)
+            variable_scopes.list_in_variable_store(GLOBAL_STEP_NAME, global_step.variable)
             yield trace
 
     def _provide(

@@ -5,8 +5,13 @@ counters (which give `dense`, `dense_1` to `tf.compat.v1.layers`-style code)
 in a graph collection that TF2 traces share; `fresh_variable_scopes` gives
 each trace its own, as each TF1 graph had.
 
+`list_in_variable_store` names a variable made elsewhere in the trace's
+`get_variable` store, where 2.15 had it: what `init_from_checkpoint`'s scope
+maps (`{"/": "/"}`) go through.
+
 Private symbols touched: the graph-collection keys `__varscope` and
-`__variable_store`, `Graph._collections` and `FuncGraph.outer_graph`.
+`__variable_store`, `Graph._collections`, `FuncGraph.outer_graph`, and the
+store's name -> variable table (`_VariableStore._vars`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ TOUCHES = (
     "tensorflow.python.framework.func_graph:ALLOWLIST_COLLECTIONS",
     "tensorflow.python.ops.variable_scope:_VARSCOPESTORE_KEY",
     "tensorflow.python.ops.variable_scope:_VARSTORE_KEY",
+    "tensorflow.python.ops.variable_scope:_get_default_variable_store",
+    "tensorflow.python.ops.variable_scope:_VariableStore()._vars",
 )
 
 # Graph-collection keys where tf.compat.v1.variable_scope keeps its scope
@@ -85,3 +92,16 @@ def own_variable_collections(graph: Any) -> None:
     for key in _SHARED_COLLECTION_KEYS:
         if key in own and own[key] is shared.get(key):
             graph.clear_collection(key)
+
+
+def list_in_variable_store(name: str, variable: Any) -> None:
+    """Lists `variable` under `name` in the current graph's `get_variable` store.
+
+    2.15 created the global step with `get_variable` before calling the
+    model_fn, so the store held it: `init_from_checkpoint` with a map of
+    the root scope (`{"/": "/"}`) restored it with the rest, and a second
+    `get_variable("global_step")` without `reuse` was refused.
+    """
+    from tensorflow.python.ops import variable_scope
+
+    variable_scope._get_default_variable_store()._vars.setdefault(name, variable)

@@ -105,13 +105,12 @@ def test_mode_none_is_accepted():
     assert spec.mode is None
 
 
-def test_global_step_metric_is_refused_in_eval_with_2_15s_phrase():
+def test_a_global_step_or_loss_metric_builds_as_in_2_15():
+    # 2.15 refused them in evaluate() only (below), not in the spec.
     loss = tf.constant(1.0)
-    metric = (loss, tf.no_op())
-    with pytest.raises(
-        ValueError, match=r"Metric with name `global_step` is not allowed"
-    ):
-        EstimatorSpec(EVAL, loss=loss, eval_metric_ops={"global_step": metric})
+    for key in ("global_step", "loss"):
+        spec = EstimatorSpec(EVAL, loss=loss, eval_metric_ops={key: (loss, loss)})
+        assert list(spec.eval_metric_ops) == [key]
 
 
 def _step_model_fn(eval_metric_ops):
@@ -140,6 +139,21 @@ def test_evaluate_refuses_a_global_step_metric(tmp_path):
     est.train(_dummy_input_fn, steps=1)
     with pytest.raises(
         ValueError, match=r"Metric with name `global_step` is not allowed"
+    ):
+        est.evaluate(_dummy_input_fn, steps=1)
+
+
+def test_evaluate_refuses_a_loss_metric_as_2_15_did(tmp_path):
+    # Before, the metric's 5.0 was reported as the loss.
+    est = ke.Estimator(
+        _step_model_fn(lambda: {"loss": tf.compat.v1.metrics.mean(tf.constant(5.0))}),
+        model_dir=str(tmp_path),
+    )
+    est.train(_dummy_input_fn, steps=1)
+    with pytest.raises(
+        ValueError,
+        match=r'^Metric with name "loss" is not allowed, because Estimator already '
+        r"defines a default metric with the same name",
     ):
         est.evaluate(_dummy_input_fn, steps=1)
 

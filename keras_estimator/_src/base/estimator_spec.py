@@ -22,9 +22,8 @@ Behaviour follows tf.estimator 2.15's `EstimatorSpec`, with these differences:
   mode `export_outputs` are completed: none gives
   `{'serving_default': PredictOutput(predictions)}`, a single output under
   another name is also served as `serving_default`, several need one named so.
-* `eval_metric_ops` may not use the key `global_step` (the Estimator reports
-  the step under it); 2.15 refused it when evaluating, here it is refused
-  for an EVAL-mode spec.
+* `eval_metric_ops` may use the keys `global_step` and `loss`, which
+  `evaluate()` refuses (`check_metric_keys`), as 2.15 did.
 * Graph membership is not checked (TF2 traces have no single default graph).
 """
 
@@ -57,6 +56,7 @@ _OP_LIKE_TYPES = (
 )
 _MAX_REPR = 120
 _GLOBAL_STEP_KEY = "global_step"
+_LOSS_KEY = "loss"
 _MODE_MISSPELLINGS = ("predict", "prediction", "training", "evaluate", "evaluation")
 
 
@@ -433,7 +433,26 @@ def _tensor_key(tensor: Any) -> Any:
         return ("eager", id(tensor))
 
 
-def _validate_eval_metric_ops(eval_metric_ops: Any, mode: str | None) -> dict[str, Any]:
+def check_metric_keys(eval_metric_ops: Mapping[str, Any]) -> None:
+    """2.15's refusal, when evaluating, of metrics under the keys it reports itself.
+
+    Raises:
+        ValueError: a metric named `loss` (the mean loss) or `global_step`
+            (the checkpoint's step).
+    """
+    for key, quoted, what in (
+        (_LOSS_KEY, '"loss"', "the mean of the model_fn's loss over the batches"),
+        (_GLOBAL_STEP_KEY, "`global_step`", "the step of the checkpoint evaluated"),
+    ):
+        if key in eval_metric_ops:
+            raise ValueError(
+                f"Metric with name {quoted} is not allowed, because Estimator "
+                f"already defines a default metric with the same name: evaluate() "
+                f"reports {what} under it. Rename eval_metric_ops[{key!r}]."
+            )
+
+
+def _validate_eval_metric_ops(eval_metric_ops: Any) -> dict[str, Any]:
     if eval_metric_ops is None:
         return {}
     if not isinstance(eval_metric_ops, Mapping):
@@ -447,13 +466,6 @@ def _validate_eval_metric_ops(eval_metric_ops: Any, mode: str | None) -> dict[st
         if not isinstance(key, str):
             raise TypeError(
                 f"eval_metric_ops keys must be strings, got key {_describe(key)}."
-            )
-        if key == _GLOBAL_STEP_KEY and mode == ModeKeys.EVAL:
-            raise ValueError(
-                "Metric with name `global_step` is not allowed, because Estimator "
-                "already defines a default metric with the same name: "
-                f"evaluate() reports the checkpoint's step under it. Rename "
-                f"eval_metric_ops[{key!r}] (got {_describe(value)})."
             )
         if isinstance(value, keras.metrics.Metric):
             updates, op = _metric_updates(value)
@@ -659,7 +671,7 @@ class EstimatorSpec(
             predictions=predictions,
             loss=_validate_loss(loss, mode),
             train_op=_validate_train_op(train_op, mode),
-            eval_metric_ops=_validate_eval_metric_ops(eval_metric_ops, mode),
+            eval_metric_ops=_validate_eval_metric_ops(eval_metric_ops),
             export_outputs=_validate_export_outputs(export_outputs, predictions, mode),
             scaffold=_validate_scaffold(scaffold),
             **{field: _validate_hooks(value, field) for field, value in hooks.items()},

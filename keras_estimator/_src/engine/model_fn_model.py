@@ -19,7 +19,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
-from keras_estimator._src.base.estimator_spec import EstimatorSpec
+from keras_estimator._src.base.estimator_spec import EstimatorSpec, check_metric_keys
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.engine import fetched_only as _fetched_only
 from keras_estimator._src.engine import fetches as _fetches
@@ -440,6 +440,7 @@ class ModelFnModel(keras.Model):
     def test_step(self, data: Any) -> dict[str, tf.Tensor]:
         features, labels = inputs.split_element(data)
         spec = self.call_model_fn(features, labels, ModeKeys.EVAL)
+        check_metric_keys(spec.eval_metric_ops or {})
         loss = _scalar(spec.loss)
         # Evaluation steps run with TF1 semantics (`fetched_only`, applied in
         # `StepFunctions.fused_function`): the running mean is read after its update

@@ -89,10 +89,75 @@ def test_input_fn_returning_a_tuple_of_other_length_is_a_value_error(
         est.train(input_fn, steps=1)
 
 
-def test_input_fn_returning_a_number_stays_a_type_error(tmp_path):
+def test_a_dataset_of_3_tuples_is_a_value_error_as_in_2_15(tmp_path):
+    def input_fn():
+        features, labels = _input_fn()
+        return tf.data.Dataset.from_tensors((features, labels, labels))
+
     est = ke.Estimator(model_fn=_model_fn, model_dir=str(tmp_path))
-    with pytest.raises(TypeError, match=r"input_fn returned int"):
-        est.train(lambda: 3, steps=1)
+    with pytest.raises(
+        ValueError,
+        match=r"^input_fn should return \(features, labels\) as a len 2 tuple: "
+        r"input_fn's dataset yields a tuple of 3 elements",
+    ):
+        est.train(input_fn, steps=1)
+
+
+def _halfway_model_fn(features, labels, mode):
+    # Each step moves w halfway to the feature, a Python number here.
+    step = tf.compat.v1.train.get_or_create_global_step()
+    w = tf.compat.v1.get_variable("w", [], initializer=tf.compat.v1.zeros_initializer())
+    target = tf.cast(features, tf.float32)
+    return ke.EstimatorSpec(
+        mode,
+        loss=tf.square(w - target),
+        train_op=tf.group(
+            tf.compat.v1.assign_add(step, 1), tf.compat.v1.assign_add(w, 0.5 * (target - w))
+        ),
+        predictions={"y": tf.reshape(w, [1])},
+    )
+
+
+# 2.15's w after 2 steps, evaluate()'s loss, and w after one more step on
+# (value, value).
+@pytest.mark.parametrize(
+    "value, w, loss, w_after_tuple",
+    [(3, 2.25, 0.5625, 2.625), (2.5, 1.875, 0.390625, 2.1875), (True, 0.75, 0.0625, 0.875)],
+)
+def test_an_input_fn_returning_a_number_trains_as_in_2_15(tmp_path, value, w, loss, w_after_tuple):
+    est = ke.Estimator(model_fn=_halfway_model_fn, model_dir=str(tmp_path))
+    est.train(lambda: value, steps=2)
+    assert est.get_variable_value("w") == w
+    assert est.evaluate(lambda: value, steps=1)["loss"] == loss
+    est.train(lambda: (value, value), steps=1)
+    assert est.get_variable_value("w") == w_after_tuple
+
+
+def test_features_keyed_by_ints_train_and_evaluate_as_in_2_15(tmp_path):
+    def model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", [], initializer=tf.compat.v1.constant_initializer(2.0))
+        p = (features[0] + features[1]) * w
+        loss = tf.reduce_mean(tf.square(p - labels))
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step()
+        )
+        return ke.EstimatorSpec(mode, predictions={"p": p}, loss=loss, train_op=train_op)
+
+    def input_fn():
+        features = {0: tf.constant([1.0]), 1: tf.constant([2.0])}
+        return tf.data.Dataset.from_tensors((features, tf.constant([3.0]))).repeat()
+
+    est = ke.Estimator(model_fn=model_fn, model_dir=str(tmp_path))
+    est.train(input_fn, steps=3)
+    # tf.estimator 2.15's figures.
+    assert est.get_variable_value("w") == pytest.approx(0.48799992, rel=1e-6)
+    assert est.evaluate(input_fn, steps=1)["loss"] == pytest.approx(2.3592968, rel=1e-6)
+
+
+def test_features_keyed_by_ints_beside_strings_are_a_type_error(tmp_path):
+    est = ke.Estimator(model_fn=_model_fn, model_dir=str(tmp_path))
+    with pytest.raises(TypeError, match=r"features' keys must all be strings .* got keys"):
+        est.train(lambda: ({0: tf.ones([1]), "x": tf.ones([1])}, tf.ones([1])), steps=1)
 
 
 @pytest.mark.parametrize("method", ["train", "evaluate", "predict"])

@@ -347,14 +347,22 @@ def _feature_dtypes(features: Any) -> dict[str, tf.DType]:
 
 def _check_element(spec: Any) -> None:
     if isinstance(spec, tuple) and len(spec) != 2:
-        raise TypeError(
-            f"input_fn's dataset yields a tuple of {len(spec)} elements; expected "
-            "(features, labels) or features alone (a tensor or a dict)."
+        # tf.estimator 2.15 raised ValueError for such an element too.
+        raise ValueError(
+            "input_fn should return (features, labels) as a len 2 tuple: "
+            f"input_fn's dataset yields a tuple of {len(spec)} elements; make it "
+            "yield (features, labels) or features alone (a tensor or a dict)."
         )
     _check_features(split_element(spec)[0])
 
 
 def _check_features(features: Any) -> None:
+    if isinstance(features, dict) and not _keys_of_one_kind(features):
+        raise TypeError(
+            "features' keys must all be strings (or all ints, as tf.estimator "
+            f"2.15 took them); got keys {list(features)!r}. Name every feature "
+            "by a string."
+        )
     if not _is_feature_structure(features):
         raise TypeError(
             f"features must be a tensor, a dict of tensors or a tuple of "
@@ -373,18 +381,35 @@ def _check_features(features: Any) -> None:
                 )
 
 
+def _keys_of_one_kind(features: dict[Any, Any]) -> bool:
+    return all(isinstance(k, str) for k in features) or all(
+        isinstance(k, int) and not isinstance(k, bool) for k in features
+    )
+
+
 def _is_feature_structure(value: Any) -> bool:
     if isinstance(value, dict):
-        return all(isinstance(k, str) for k in value)
+        return _keys_of_one_kind(value)
     # A tuple or list of tensors: the inputs of a multi-input Keras model,
     # or what a model_fn unpacks itself, as tf.estimator 2.15 passed them on.
     if isinstance(value, (tuple, list)):
         return bool(value) and all(_is_feature_structure(v) for v in value)
-    # numpy arrays too: tf.estimator 2.15 took an input_fn's arrays as
-    # features, alone, in a tuple or in a list, as constants of its graph.
+    # numpy arrays and Python numbers too: tf.estimator 2.15 took an
+    # input_fn's arrays and numbers as features, alone, in a tuple or in a
+    # list (the model_fn gets them as constant tensors here).
     return isinstance(
         value,
-        (tf.Tensor, tf.SparseTensor, tf.RaggedTensor, tf.TypeSpec, tf.Variable, np.ndarray),
+        (
+            tf.Tensor,
+            tf.SparseTensor,
+            tf.RaggedTensor,
+            tf.TypeSpec,
+            tf.Variable,
+            np.ndarray,
+            np.generic,
+            int,
+            float,
+        ),
     )
 
 

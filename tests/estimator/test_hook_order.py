@@ -6,6 +6,11 @@ the user's hooks, then the model_fn's training_hooks. A user hook that
 raises in after_run therefore does so after that step's checkpoint.
 """
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import tensorflow as tf
 
@@ -106,3 +111,58 @@ def test_a_checkpoint_saver_of_the_programs_own_replaces_the_default(tmp_path):
     est.train(input_fn(X, Y), steps=12, hooks=[own], saving_listeners=[Listener(ledger)])
     assert [step for _, step in ledger] == [0, 3, 6, 9, 12]
     assert checkpoint_steps(tmp_path) == [0, 3, 6, 9, 12]
+
+
+
+# Run in a child process: the event files are complete once it exits (as in
+# 2.15, a train() that raised left its writers' last events buffered until
+# then).
+_RAISING_AT_STEP_6 = """
+import sys
+import tensorflow as tf
+import keras_estimator as ke
+from tests._models import input_fn, make_data, mlp_model_fn
+from tests.estimator.test_hook_order import Recorder
+
+X, Y = make_data()
+est = ke.Estimator(
+    mlp_model_fn, model_dir=sys.argv[1], params={"hidden": [8]},
+    config=ke.RunConfig(save_checkpoints_steps=1, save_summary_steps=1, log_step_count_steps=1),
+)
+try:
+    est.train(input_fn(X, Y), hooks=[Recorder("user", [], raise_at_run=6)], max_steps=10)
+except RuntimeError as error:
+    assert str(error) == "Interruption"
+    print("RAISED")
+"""
+
+
+def _event_steps(model_dir):
+    steps = {}
+    for path in tf.io.gfile.glob(f"{model_dir}/events.out*"):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                steps.setdefault(value.tag, []).append(event.step)
+    return {tag: sorted(found) for tag, found in steps.items()}
+
+
+def test_the_step_counter_and_summary_saver_see_the_step_a_user_hook_raises_at(tmp_path):
+    # In 2.15 they ran before the user's hooks in after_run, so the step a
+    # user hook raised at was counted and summarized: loss at steps 1..6,
+    # global_step/sec at 2..6 (the first count only starts the clock), all
+    # in one event file.
+    repo = Path(__file__).resolve().parents[2]
+    child = subprocess.run(
+        [sys.executable, "-c", _RAISING_AT_STEP_6, str(tmp_path)],
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo), "TF_CPP_MIN_LOG_LEVEL": "2"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert child.returncode == 0 and "RAISED" in child.stdout, child.stderr[-3000:]
+    steps = _event_steps(tmp_path)
+    assert steps["loss"] == [1, 2, 3, 4, 5, 6]
+    assert steps["global_step/sec"] == [2, 3, 4, 5, 6]
+    assert len(tf.io.gfile.glob(f"{tmp_path}/events.out*")) == 1

@@ -300,3 +300,52 @@ def test_tpu_estimator_spec_checks():
         tpu.TPUEstimatorSpec("train", training_hooks=[object()])
     with pytest.raises(TypeError, match="scaffold_fn must be a function"):
         tpu.TPUEstimatorSpec("train", scaffold_fn=3)
+
+
+def _event_steps(model_dir):
+    steps = {}
+    for path in sorted(tf.io.gfile.glob(os.path.join(model_dir, "events.out*"))):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                steps.setdefault(value.tag, []).append(event.step)
+    return steps
+
+
+@pytest.mark.parametrize(
+    "iterations_per_loop, counted_at",
+    # 2.15's event files: every ceil(100 / iterations_per_loop) steps.
+    [(1000, list(range(2, 101))), (2, [51])],
+)
+def test_examples_per_second_replaces_the_step_counter_as_in_2_15(
+    tmp_path, caplog, iterations_per_loop, counted_at
+):
+    config = tpu.RunConfig(
+        model_dir=str(tmp_path),
+        tpu_config=tpu.TPUConfig(iterations_per_loop=iterations_per_loop),
+    )
+    est = _estimator(tmp_path, config=config, train_batch_size=8)
+    # 2.15 took log_step_count_steps away from the Estimator it built on.
+    assert est.config.log_step_count_steps is None
+    with caplog.at_level("INFO", logger="keras_estimator"):
+        est.train(input_fn, max_steps=100)
+
+    steps = _event_steps(str(tmp_path))
+    assert steps["global_step/sec"] == counted_at
+    assert steps["examples/sec"] == counted_at
+    assert steps["loss"] == [1]
+    messages = [record.getMessage() for record in caplog.records]
+    assert sum(m.startswith("examples/sec: ") for m in messages) == len(counted_at)
+    # No "loss = ..., step = ..." lines: 2.15 turned that hook off too.
+    assert not [m for m in messages if m.startswith("loss = ")]
+
+
+def test_examples_per_second_is_the_batch_times_the_step_rate(tmp_path):
+    hook = tpu_estimator_module.ExamplesPerSecondHook(8, every_n_steps=1, output_dir=str(tmp_path))
+    hook._log_and_record(10, 2.0, 7)
+    hook.end(None)
+    values = {}
+    for path in tf.io.gfile.glob(os.path.join(str(tmp_path), "events.out*")):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                values[value.tag] = (event.step, value.simple_value)
+    assert values == {"global_step/sec": (7, 5.0), "examples/sec": (7, 40.0)}

@@ -406,6 +406,7 @@ class Estimator:
             NanTensorHook.for_loop(fail_on_nan_loss=not keras_callbacks.stops_on_nan),
             *self._loss_logger(model),
             *spec_hooks[num_chief:],
+            *self._added_training_hooks(),
         ]
         loop_callbacks: list[Any] = [
             _loop.StopAtStep(state, last_step),
@@ -541,6 +542,10 @@ class Estimator:
                 )
             )
         return savers, counters
+
+    def _added_training_hooks(self) -> list[Any]:
+        """Hooks a subclass runs after the model_fn's training hooks (none here)."""
+        return []
 
     def _loss_logger(self, model: ModelFnModel) -> list[Any]:
         """The "loss = ..., step = ..." LoggingTensorHook every worker runs."""

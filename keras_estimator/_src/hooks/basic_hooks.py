@@ -33,7 +33,7 @@ from keras_estimator._src.base.session_run_hook import (
     SessionRunHook,
     SessionRunValues,
 )
-from keras_estimator._src.engine import loop_context
+from keras_estimator._src.engine import loop_context, summaries
 from keras_estimator._src.engine.variable_store import as_tf_variable
 from keras_estimator._src.hooks.v1_session import (
     runs_tf_hook_in_v1_sessions,
@@ -469,7 +469,9 @@ class StepCounterHook(SessionRunHook):
         )
         self._timer = SecondOrStepTimer(every_secs=every_n_secs, every_steps=every_n_steps)
         self._output_dir = output_dir
-        self._writer: Any = None
+        # The directory's shared event file, as 2.15's hooks shared one
+        # FileWriter per directory (SummaryWriterCache): one file per loop.
+        self._event_file: summaries.EventFile | None = None
         self._last_global_step: int | None = None
         self._unchanged_count = 0
 
@@ -504,24 +506,30 @@ class StepCounterHook(SessionRunHook):
         self._last_global_step = step
 
     def end(self, session: Any) -> None:
-        if self._writer is not None:
-            self._writer.flush()
+        if self._event_file is not None:
+            self._event_file.release()
+            self._event_file = None
 
     def _log_and_record(self, elapsed_steps: int, elapsed_secs: float, step: int) -> None:
         rate = elapsed_steps / elapsed_secs if elapsed_secs > 0 else float("inf")
+        self._record(self._SUMMARY_TAG, rate, step)
+
+    def _record(self, tag: str, value: float, step: int) -> None:
+        """Logs `tag: value`, and writes it at `step` with `output_dir`."""
         if self._output_dir:
             # The event tf.estimator wrote (a `simple_value`), in one op:
             # tf.summary.scalar costs ten times as much at every log.
             summary = tf.compat.v1.Summary(
-                value=[tf.compat.v1.Summary.Value(tag=self._SUMMARY_TAG, simple_value=rate)]
+                value=[tf.compat.v1.Summary.Value(tag=tag, simple_value=value)]
             )
             with tf.init_scope():
-                if self._writer is None:
-                    self._writer = tf.summary.create_file_writer(self._output_dir)
+                if self._event_file is None:
+                    self._event_file = summaries.event_file(self._output_dir)
+                    self._event_file.acquire()
                 summary_writers.write_summary_proto(
-                    self._writer, summary.SerializeToString(), step
+                    self._event_file.writer, summary.SerializeToString(), step
                 )
-        logger.info("%s: %g", self._SUMMARY_TAG, rate)
+        logger.info("%s: %g", tag, value)
 
 
 # ---- NaN loss ----------------------------------------------------------------

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -40,6 +41,7 @@ from keras_estimator._src.base import fn_args
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.distribute.tpu import tpu_strategy
 from keras_estimator._src.estimator.estimator import Estimator
+from keras_estimator._src.hooks.basic_hooks import StepCounterHook
 from keras_estimator._src.tpu.tpu_config import (
     IterationsPerLoop,
     RunConfig,
@@ -146,6 +148,14 @@ class TPUEstimator(Estimator):
         iterations = _iterations_per_loop(config.tpu_config)
         if self._use_tpu:
             config = config.replace(steps_per_loop=_steps_per_loop(iterations))
+        # As in 2.15, `log_step_count_steps` makes no "loss = ..." lines and no
+        # StepCounterHook: an ExamplesPerSecondHook counts instead, every
+        # ceil(log_step_count_steps / iterations_per_loop) steps (once per
+        # device loop of 2.15's), or every iterations_per_loop seconds.
+        self._examples_every = _examples_hook_schedule(
+            config.log_step_count_steps, iterations
+        )
+        config = config.replace(log_step_count_steps=None)
         super().__init__(
             model_fn=self._tpu_model_fn,
             model_dir=model_dir,
@@ -156,6 +166,19 @@ class TPUEstimator(Estimator):
         self._replicas = 1
         # With use_tpu the TPU is connected at first use (`_connect_once`).
         self._tpu_connected = not self._use_tpu
+
+    def _added_training_hooks(self) -> list[Any]:
+        if self._examples_every is None:
+            return []
+        every_n_steps, every_n_secs = self._examples_every
+        return [
+            ExamplesPerSecondHook(
+                self._batch_sizes[ModeKeys.TRAIN],
+                every_n_steps=every_n_steps,
+                every_n_secs=every_n_secs,
+                output_dir=self._model_dir if self._config.save_summary_steps else None,
+            )
+        ]
 
     # ---- the TPU, connected at first use ------------------------------------
     def _connect_once(self) -> None:
@@ -376,6 +399,44 @@ def _steps_per_loop(iterations: IterationsPerLoop) -> int | None:
         f"{iterations.value}s",
     )
     return None
+
+
+def _examples_hook_schedule(
+    log_step_count_steps: int | None, iterations: IterationsPerLoop
+) -> tuple[int | None, float | None] | None:
+    """(every_n_steps, every_n_secs) of 2.15's ExamplesPerSecondHook, or None."""
+    if iterations.unit == "seconds":
+        return None, float(iterations.value)
+    if log_step_count_steps is None:
+        return None
+    return math.ceil(log_step_count_steps / iterations.value), None
+
+
+class ExamplesPerSecondHook(StepCounterHook):
+    """Logs and writes `global_step/sec` and `examples/sec`, as 2.15's TPUEstimator.
+
+    Args:
+        batch_size: the global training batch size.
+        every_n_steps, every_n_secs, output_dir: as for `StepCounterHook`.
+    """
+
+    def __init__(
+        self,
+        batch_size: int | None,
+        every_n_steps: int | None = 100,
+        every_n_secs: float | None = None,
+        output_dir: str | None = None,
+    ) -> None:
+        super().__init__(
+            every_n_steps=every_n_steps, every_n_secs=every_n_secs, output_dir=output_dir
+        )
+        self._batch_size = batch_size
+
+    def _log_and_record(self, elapsed_steps: int, elapsed_secs: float, step: int) -> None:
+        rate = elapsed_steps / elapsed_secs if elapsed_secs > 0 else float("inf")
+        self._record(self._SUMMARY_TAG, rate, step)
+        if self._batch_size is not None:
+            self._record("examples/sec", self._batch_size * rate, step)
 
 
 class MissingTPUSetting(TypeError, AttributeError):

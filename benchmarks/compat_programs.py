@@ -67,6 +67,7 @@ DEVIATIONS = {
     # No graph.pbtxt (or .meta files): TF2 has no graph to write
     # (CheckpointSaverHook's save_graph_def is accepted and ignored).
     "migrate_checkpoint_saver.py": {"model_dir_listing"},
+    "bert_classifier.py": {"output_files"},
     # numpy_input_fn has no queue, so no summary of how full it was.
     "migrate_tensorboard.py": {"input_queue_tags"},
     # TensorFlow 2's SavedModel writer adds fingerprint.pb and an empty assets/.

@@ -877,6 +877,30 @@ def check_housing_v1_regressors_add_metrics(r):
     ]
 
 
+def check_bert_classifier(r):
+    # google-research/bert's run_classifier.py (TF 2.x version) on CPU:
+    # 10 epochs of 320 examples at batch 32; TPUEstimator saves at 0 and 100.
+    assert r["global_step"] == 100
+    assert r["checkpoints"] == ["model.ckpt-0", "model.ckpt-100"]
+    assert r["latest_checkpoint"] == "model.ckpt-100"
+    assert r["eval_keys"] == ["eval_accuracy", "eval_loss", "global_step", "loss"]
+    assert r["eval_accuracy"] >= 0.95  # the mood words decide; 2.15: 1.0
+    assert r["eval_loss"] == r["loss"] < 0.05  # 2.15: 0.0023..0.0116
+    assert r["num_predictions"] == 64
+    assert r["predict_accuracy"] >= 0.95  # 2.15: 0.984..1.0
+    # init_from_checkpoint in the model_fn: the step-0 checkpoint holds the
+    # pretrained encoder exactly, and training moved it (2.15: 0.138..0.166).
+    assert r["first_checkpoint_vs_pretrained"] == 0.0
+    assert r["latest_vs_pretrained"] > 0.01
+    assert r["pretrained_variables_in_latest"]
+    # AdamWeightDecayOptimizer's own slots: adam_m and adam_v of the 39
+    # encoder variables and the 2 classifier ones; no Keras optimizer state.
+    assert r["other_variables"] == ["global_step", "output_bias", "output_weights"]
+    assert r["num_adam_slots"] == 82
+    # A new 2-class layer on the pretrained encoder starts near ln 2.
+    assert abs(r["first_train_loss"] - np.log(2)) < 0.05  # 2.15: 0.690..0.697
+
+
 CASES = [
     pytest.param("migration_guide_model_fn.py", check_migration_guide_model_fn),
     pytest.param(
@@ -983,6 +1007,7 @@ CASES = [
     ),
     pytest.param("taxifare_feateng_wide_deep.py", check_taxifare_feateng_wide_deep),
     pytest.param("housing_v1_regressors_add_metrics.py", check_housing_v1_regressors_add_metrics),
+    pytest.param("bert_classifier.py", check_bert_classifier),
 ]
 
 

@@ -292,7 +292,7 @@ def test_input_fn_wrong_structure(tmp_path):
     est = make_estimator(tmp_path)
     with pytest.raises(ValueError, match="len 2 tuple: input_fn returned list"):
         est.train(lambda: [1, 2, 3], steps=1)
-    with pytest.raises(TypeError, match="tuple of 3 elements"):
+    with pytest.raises(ValueError, match="len 2 tuple: input_fn.s dataset yields a tuple of 3 elements"):
         est.train(lambda: tf.data.Dataset.from_tensors((X, Y, Y)), steps=1)
 
 

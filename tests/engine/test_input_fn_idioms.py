@@ -309,3 +309,69 @@ def test_input_fn_may_pop_the_labels_from_the_dict_get_next_returned(tmp_path):
     result = est.evaluate(pop_input_fn)
     batch_losses = ((labels - x) ** 2).reshape(5, 10).mean(axis=1)
     np.testing.assert_allclose(result["loss"], batch_losses.mean(), rtol=1e-5)
+
+
+def _batches_seen(input_fn, model_dir, steps=4):
+    """The batches of `features["x"]` a seeded train() reads, step by step."""
+    seen = []
+
+    class Batches(tf1.train.SessionRunHook):
+        def before_run(self, run_context):
+            return tf1.train.SessionRunArgs("batch:0")
+
+        def after_run(self, run_context, run_values):
+            seen.append(run_values.results.tolist())
+
+    def model_fn(features, labels, mode):
+        batch = tf.identity(features["x"], name="batch")
+        w = tf1.get_variable("w", [], initializer=tf1.zeros_initializer())
+        return ke.EstimatorSpec(
+            mode,
+            loss=w * tf.cast(tf.reduce_sum(batch), tf.float32),
+            train_op=tf1.assign_add(tf1.train.get_or_create_global_step(), 1),
+        )
+
+    est = ke.Estimator(model_fn, str(model_dir), config=ke.RunConfig(tf_random_seed=7))
+    est.train(input_fn, steps=steps, hooks=[Batches()])
+    return seen
+
+
+# tf.estimator 2.15's batches for both input_fns below, seed 7.
+_SHUFFLED_2_15 = [[7, 3, 9, 0, 6], [1, 8, 2, 5, 4], [9, 7, 4, 8, 3], [0, 5, 6, 2, 1]]
+
+
+def _shuffled():
+    return tf.data.Dataset.range(10).shuffle(10).repeat().batch(5)
+
+
+def test_a_one_shot_iterator_reads_2_15s_shuffled_order_from_the_first_epoch(tmp_path):
+    # Before, the first element handed to input_fn's eager call came from an
+    # iterator of its own, and the shuffle's seed generator gave training the
+    # order of 2.15's second epoch: [1, 8, 2, 5, 4] first.
+    def one_shot_input_fn():
+        return {"x": tf1.data.make_one_shot_iterator(_shuffled()).get_next()}
+
+    def dataset_input_fn():
+        return _shuffled().map(lambda x: {"x": x})
+
+    assert _batches_seen(one_shot_input_fn, tmp_path / "one_shot") == _SHUFFLED_2_15
+    assert _batches_seen(dataset_input_fn, tmp_path / "dataset") == _SHUFFLED_2_15
+
+
+def test_an_input_fn_that_cannot_run_on_an_empty_batch_still_reads_every_batch(tmp_path):
+    # decode_csv of a fixed-size batch of empty lines fails; input_fn is then
+    # called on the first element, as before.
+    lines = [f"{i},{i * 10}" for i in range(10)]
+
+    def input_fn():
+        dataset = tf.data.Dataset.from_tensor_slices(lines).repeat().batch(5, drop_remainder=True)
+        first, second = tf.io.decode_csv(
+            tf1.data.make_one_shot_iterator(dataset).get_next(), [[0], [0]]
+        )
+        return {"x": first + second}
+
+    assert _batches_seen(input_fn, tmp_path, steps=3) == [
+        [0, 11, 22, 33, 44],
+        [55, 66, 77, 88, 99],
+        [0, 11, 22, 33, 44],
+    ]

@@ -8,7 +8,12 @@ as constants. This module keeps the graph semantics on top of tf.data:
 
 1. input_fn is called eagerly (as any input_fn is) with the iterator
    constructors redirected to `_RecordingIterator`s, which note each dataset
-   and hand back its first element, so the call returns as it did before.
+   and hand back a stand-in element (zeros, unknown sizes 0), so the call
+   returns as it did before. Reading the first element instead would make
+   an iterator, and a shuffle's seed generator gives each new iterator the
+   next order: training would start at the order 2.15's second epoch had.
+   Only if input_fn fails on the stand-in is it called again on the first
+   element itself.
 2. If an iterator was made and input_fn did not return a dataset, input_fn is
    called once more, inside a `tf.compat.v1.wrap_function` graph, where
    `get_next()` returns placeholders of the element spec. What input_fn does
@@ -65,14 +70,16 @@ def call_input_fn(call: Callable[[], Any]) -> Any:
             different iterators when called again, or uses an iterator in a
             way a dataset cannot express.
     """
-    first = _Recording(in_graph=False)
+    first = _Recording(in_graph=False, stand_ins=True)
     try:
-        with (
-            v1_iterators.redirect_v1_iterators(first.make_iterator),
-            _eager_collections(),
-            eager_op_types.eager_ops_of_types(queue_input.READS_QUEUE_STATE) as queue_reads,
-        ):
-            result = call()
+        try:
+            result, queue_reads = _eager_call(call, first)
+        except Exception:
+            if not first.stood_in:
+                raise
+            # input_fn cannot work on an empty element: give it the first one.
+            first = _Recording(in_graph=False)
+            result, queue_reads = _eager_call(call, first)
     except (RuntimeError, ValueError) as error:
         if queue_input.uses_queue_runners(error):
             # TF1 queues: read on a Session of their own, as 2.15's session did.
@@ -96,6 +103,17 @@ def call_input_fn(call: Callable[[], Any]) -> Any:
         return result
     dataset = _dataset_from_graph_call(call, first)
     return result if dataset is None else dataset
+
+
+def _eager_call(call: Callable[[], Any], recording: _Recording) -> tuple[Any, list[Any]]:
+    """Calls input_fn eagerly, recording its iterators; returns its result and queue reads."""
+    with (
+        v1_iterators.redirect_v1_iterators(recording.make_iterator),
+        _eager_collections(),
+        eager_op_types.eager_ops_of_types(queue_input.READS_QUEUE_STATE) as queue_reads,
+    ):
+        result = call()
+    return result, queue_reads
 
 
 @contextlib.contextmanager
@@ -222,8 +240,14 @@ def _as_tensor(value: Any) -> Any:
 class _Recording:
     """The iterators one call of input_fn made, in order."""
 
-    def __init__(self, in_graph: bool, datasets: list[Any] | None = None) -> None:
+    def __init__(
+        self, in_graph: bool, datasets: list[Any] | None = None, stand_ins: bool = False
+    ) -> None:
         self.in_graph = in_graph
+        # Eagerly, get_next() gives zeros rather than the first element
+        # (see the module); `stood_in` says whether it did.
+        self.stand_ins = stand_ins
+        self.stood_in = False
         self.iterators: list[_RecordingIterator] = []
         self.no_ops: list[Any] = []
         self._first_call_datasets = datasets
@@ -312,6 +336,12 @@ class _RecordingIterator:
     def get_next(self, name: str | None = None) -> Any:
         del name
         if not self._recording.in_graph:
+            specs = tf.nest.flatten(self.element_spec, expand_composites=True)
+            if self._recording.stand_ins and all(
+                type(spec) is tf.TensorSpec for spec in tf.nest.flatten(self.element_spec)
+            ) and all(spec.dtype not in (tf.resource, tf.variant) for spec in specs):
+                self._recording.stood_in = True
+                return tf.nest.map_structure(_zeros, self.element_spec)
             return _first_element(self.dataset)
         if self.placeholders is not None:
             raise ValueError(

@@ -19,6 +19,9 @@ and not compared.
 
     python benchmarks/compat_programs.py [--only NAME ...] [--reference-runs K]
         [--skip-reference]
+
+A subset: --only takes program names (the .py is optional) or shell
+patterns, e.g. `--only 'cookbook_*' hooks`.
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ DEVIATIONS = {
     "migrate_tensorboard.py": {"input_queue_tags"},
     # TensorFlow 2's SavedModel writer adds fingerprint.pb and an empty assets/.
     "migrate_saved_model.py": {"estimator_model_files"},
+    "census_estimator.py": {"export_files"},
 }
 
 
@@ -221,9 +225,28 @@ def _value(value) -> str:
     return json.dumps(value)
 
 
+def _selected(program: Path, names: list[str]) -> bool:
+    """Whether --only's names (file names, stems or fnmatch patterns) pick it."""
+    return any(
+        fnmatch.fnmatchcase(program.name, n) or fnmatch.fnmatchcase(program.stem, n)
+        for n in names
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="*", help="program file names to run")
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog="example, a subset with one 2.15 run each: python "
+        "benchmarks/compat_programs.py --only 'cookbook_*' hooks.py "
+        "--reference-runs 1",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="run only these programs of tests/programs/: file names, with or "
+        "without .py, or shell patterns such as 'cookbook_*' (default: all)",
+    )
     parser.add_argument(
         "--reference-runs",
         type=int,
@@ -231,7 +254,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="K",
         help="runs of each program under tf.estimator 2.15 (default 3)",
     )
-    parser.add_argument("--skip-reference", action="store_true")
+    parser.add_argument(
+        "--skip-reference",
+        action="store_true",
+        help="run only keras_estimator's side (no 2.15 runs, nothing compared)",
+    )
     args = parser.parse_args(argv)
     if args.reference_runs < 1:
         parser.error(f"--reference-runs must be at least 1, got {args.reference_runs}")
@@ -242,7 +269,12 @@ def main(argv: list[str] | None = None) -> int:
     compileall.compile_dir(str(REPO / "keras_estimator"), quiet=1)
     programs = sorted(PROGRAMS.glob("*.py"))
     if args.only:
-        programs = [p for p in programs if p.name in set(args.only)]
+        unknown = [
+            n for n in args.only if not any(_selected(p, [n]) for p in programs)
+        ]
+        if unknown:
+            parser.error(f"no program in tests/programs/ matches {', '.join(unknown)}")
+        programs = [p for p in programs if _selected(p, args.only)]
     ref_python = None if args.skip_reference else _ref_venv.ensure_reference_python()
 
     rows = []

@@ -105,7 +105,7 @@ def call_input_fn(call: Callable[[], Any]) -> Any:
     return result if dataset is None else dataset
 
 
-def _eager_call(call: Callable[[], Any], recording: _Recording) -> tuple[Any, list[Any]]:
+def _eager_call(call: Callable[[], Any], recording: _Recording) -> tuple[Any, set[str]]:
     """Calls input_fn eagerly, recording its iterators; returns its result and queue reads."""
     with (
         v1_iterators.redirect_v1_iterators(recording.make_iterator),

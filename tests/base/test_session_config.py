@@ -104,3 +104,22 @@ def test_fields_without_a_tf2_equivalent_are_named_once(caplog, monkeypatch):
     with caplog.at_level(logging.WARNING, logger="keras_estimator"):
         _session_config.apply_session_config(proto)
     assert caplog.text == ""
+
+
+def test_an_estimator_without_a_session_config_shows_2_15s_default(tmp_path, caplog, monkeypatch):
+    # 2.15's Estimator replaced a None session_config with its default; code
+    # reading est.config.session_config.allow_soft_placement failed here.
+    est = ke.Estimator(lambda features, labels, mode: None, model_dir=str(tmp_path / "a"))
+    config = est.config.session_config
+    assert config.allow_soft_placement
+    assert (
+        config.graph_options.rewrite_options.meta_optimizer_iterations
+        == type(config.graph_options.rewrite_options).ONE
+    )
+    assert ke.RunConfig().session_config is None  # the RunConfig itself keeps None
+    # Passed on to another Estimator, it changes nothing and reports nothing
+    # (fields already reported in this process would not be again).
+    monkeypatch.setattr(_session_config, "_reported", set())
+    with caplog.at_level("WARNING", logger="keras_estimator"):
+        ke.Estimator(lambda features, labels, mode: None, config=est.config)
+    assert not [r for r in caplog.records if "session_config" in r.getMessage()]

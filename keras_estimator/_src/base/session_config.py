@@ -35,9 +35,22 @@ _IGNORED_QUIETLY = frozenset({"device_filters"})
 _reported: set[str] = set()
 
 
+def default_session_config() -> Any:
+    """The `ConfigProto` 2.15's Estimator took when given none (shown, not applied)."""
+    rewrite_options = tf.compat.v1.ConfigProto().graph_options.rewrite_options
+    rewrite_options.meta_optimizer_iterations = type(rewrite_options).ONE
+    config = tf.compat.v1.ConfigProto(allow_soft_placement=True)
+    config.graph_options.rewrite_options.CopyFrom(rewrite_options)
+    return config
+
+
 def apply_session_config(config: Any) -> None:
-    """Applies what TF2 can of a `tf.compat.v1.ConfigProto` (None: nothing)."""
-    if config is None:
+    """Applies what TF2 can of a `tf.compat.v1.ConfigProto` (None: nothing).
+
+    2.15's default (an Estimator's `config.session_config` when given none,
+    passed on to another Estimator) is TF2's behaviour already.
+    """
+    if config is None or config == default_session_config():
         return
     fields = {field.name for field, _ in config.ListFields()}
     threading = tf.config.threading

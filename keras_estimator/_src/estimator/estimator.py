@@ -25,7 +25,10 @@ import tensorflow as tf
 from keras_estimator._src.base import fn_args, graph_mode
 from keras_estimator._src.base.mode_keys import ModeKeys
 from keras_estimator._src.base.run_config import RunConfig
-from keras_estimator._src.base.session_config import apply_session_config
+from keras_estimator._src.base.session_config import (
+    apply_session_config,
+    default_session_config,
+)
 from keras_estimator._src.checkpoint import checkpoints as _checkpoint
 from keras_estimator._src.checkpoint import model_dir_lock as _model_dir_lock
 from keras_estimator._src.checkpoint.warm_start import (
@@ -138,8 +141,13 @@ class Estimator:
                 "model_fn's parameters, or pass no params."
             )
         self._model_dir = _resolve_model_dir(model_dir, config)
-        self._config = config.replace(model_dir=self._model_dir)
-        apply_session_config(self._config.session_config)
+        apply_session_config(config.session_config)
+        # As in 2.15, the Estimator's config shows the session config it ran
+        # with: 2.15's default when none was given.
+        self._config = config.replace(
+            model_dir=self._model_dir,
+            session_config=config.session_config or default_session_config(),
+        )
         self._model_fn = model_fn
         self._params = dict(params or {})
         self._warm_start_from = as_settings(warm_start_from)

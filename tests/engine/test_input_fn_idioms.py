@@ -375,3 +375,15 @@ def test_an_input_fn_that_cannot_run_on_an_empty_batch_still_reads_every_batch(t
         [55, 66, 77, 88, 99],
         [0, 11, 22, 33, 44],
     ]
+
+
+def test_a_dataset_built_from_an_iterator_s_first_element_holds_its_values(tmp_path):
+    # input_fn peeks at the first element and returns another dataset made
+    # from it: the values are the first element's, never a stand-in's.
+    def input_fn():
+        peeked = tf1.data.make_one_shot_iterator(
+            tf.data.Dataset.from_tensor_slices(tf.constant([[3, 4, 5, 6, 7]]))
+        ).get_next()
+        return tf.data.Dataset.from_tensors({"x": peeked}).repeat()
+
+    assert _batches_seen(input_fn, tmp_path, steps=2) == [[3, 4, 5, 6, 7]] * 2

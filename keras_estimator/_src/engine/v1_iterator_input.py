@@ -12,8 +12,8 @@ as constants. This module keeps the graph semantics on top of tf.data:
    returns as it did before. Reading the first element instead would make
    an iterator, and a shuffle's seed generator gives each new iterator the
    next order: training would start at the order 2.15's second epoch had.
-   Only if input_fn fails on the stand-in is it called again on the first
-   element itself.
+   Only if input_fn fails on the stand-in, or returns a dataset (which may
+   hold what it read), is it called again on the first element itself.
 2. If an iterator was made and input_fn did not return a dataset, input_fn is
    called once more, inside a `tf.compat.v1.wrap_function` graph, where
    `get_next()` returns placeholders of the element spec. What input_fn does
@@ -74,10 +74,17 @@ def call_input_fn(call: Callable[[], Any]) -> Any:
     try:
         try:
             result, queue_reads = _eager_call(call, first)
+            stood_in_for_a_dataset = first.stood_in and isinstance(result, tf.data.Dataset)
         except Exception:
             if not first.stood_in:
                 raise
+            stood_in_for_a_dataset = False
             # input_fn cannot work on an empty element: give it the first one.
+            first = _Recording(in_graph=False)
+            result, queue_reads = _eager_call(call, first)
+        if stood_in_for_a_dataset:
+            # The dataset it returned may hold what it read from an iterator:
+            # make it from the first element itself.
             first = _Recording(in_graph=False)
             result, queue_reads = _eager_call(call, first)
     except (RuntimeError, ValueError) as error:

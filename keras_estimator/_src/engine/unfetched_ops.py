@@ -27,6 +27,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from keras_estimator._src.base import graph_walks
 from keras_estimator._src.tf_internals import control_edges
 
 _TENSORFLOW_DIR = os.path.dirname(tf.__file__) + os.sep
@@ -76,7 +77,7 @@ def left_out(graph: Any, windows: Windows, fetched: Iterable[Any]) -> set[str]:
     ]
     if not candidates:
         return set()
-    needed = _ancestors([*windows.roots, *fetched])
+    needed = graph_walks.ops_needed_by([*windows.roots, *fetched])
     return {
         op.name
         for op in candidates
@@ -107,20 +108,6 @@ def _is_stateful(op: tf.Operation) -> bool:
         return bool(op.op_def.is_stateful)
     except (AttributeError, ValueError):
         return False
-
-
-def _ancestors(roots: Iterable[Any]) -> set[str]:
-    """Names of the ops `roots` need, through data and control inputs."""
-    seen: set[str] = set()
-    stack = [root if isinstance(root, tf.Operation) else root.op for root in roots]
-    while stack:
-        op = stack.pop()
-        if op.name in seen:
-            continue
-        seen.add(op.name)
-        stack.extend(tensor.op for tensor in op.inputs)
-        stack.extend(op.control_inputs)
-    return seen
 
 
 def _made_by_keras(op: tf.Operation) -> bool:

@@ -37,6 +37,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from keras_estimator._src.base import graph_walks
 from keras_estimator._src.engine import queue_input
 from keras_estimator._src.tf_internals import (
     eager_op_types,
@@ -200,9 +201,9 @@ def _run_table_initializers(wrapped: Any, recording: _Recording) -> None:
     ]
     if not initializers:
         return
-    placeholders = {p.op for it in recording.iterators for p in it.flat_placeholders()}
+    placeholders = {p.op.name for it in recording.iterators for p in it.flat_placeholders()}
     for op in initializers:
-        if placeholders & _ancestors(op):
+        if placeholders & graph_walks.ops_needed_by([op]):
             raise ValueError(
                 f"input_fn adds {op.name!r} to TABLE_INITIALIZERS, which reads "
                 "an iterator's get_next(); initializers run once, before any "
@@ -223,19 +224,6 @@ def _check_no_foreign_placeholders(graph: Any, recording: _Recording) -> None:
                 "hooks). Use the values themselves, e.g. tf.constant(array) or "
                 "tf.data.Dataset.from_tensor_slices(array). " + _HOW_TO_RETURN_A_DATASET
             )
-
-
-def _ancestors(op: Any) -> set[Any]:
-    seen: set[Any] = set()
-    pending = [op]
-    while pending:
-        current = pending.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        pending.extend(t.op for t in current.inputs)
-        pending.extend(current.control_inputs)
-    return seen
 
 
 def _as_tensor(value: Any) -> Any:

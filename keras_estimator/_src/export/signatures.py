@@ -23,6 +23,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from keras_estimator._src.base import graph_walks
 from keras_estimator._src.tf_internals import deprecation_notices, pruning
 
 logger = logging.getLogger("keras_estimator")
@@ -150,7 +151,7 @@ def signature_function(
         positions.setdefault(tensor.name, position)
     feeds = [tensors[position] for position in positions.values()]
     fed_names = {tensor.name for tensor in feeds}
-    read = _ops_read_by(list(outputs.values()), stop_at=fed_names)
+    read = graph_walks.ops_needed_by(outputs.values(), stop_at=fed_names)
     asset_feeds = [
         (t, asset) for t, asset in assets or () if t.op.name in read and t.name not in fed_names
     ]
@@ -182,20 +183,6 @@ def signature_function(
     specs = [tf.TensorSpec(t.shape, t.dtype, name=arguments[key]) for key, t in inputs.items()]
     renamed = {argument: key for key, argument in arguments.items() if argument != key}
     return tf.function(signature, input_signature=specs, autograph=False), renamed
-
-
-def _ops_read_by(tensors: list[Any], stop_at: set[str]) -> set[str]:
-    """Names of the ops `tensors` are computed from, up to the tensors fed."""
-    seen: set[str] = set()
-    pending = [t.op for t in tensors if t.name not in stop_at]
-    while pending:
-        op = pending.pop()
-        if op.name in seen:
-            continue
-        seen.add(op.name)
-        pending.extend(t.op for t in op.inputs if t.name not in stop_at)
-        pending.extend(op.control_inputs)
-    return seen
 
 
 def _argument_names(keys: Any) -> dict[str, str]:

@@ -37,10 +37,9 @@ _reported: set[str] = set()
 
 def default_session_config() -> Any:
     """The `ConfigProto` 2.15's Estimator took when given none (shown, not applied)."""
-    rewrite_options = tf.compat.v1.ConfigProto().graph_options.rewrite_options
-    rewrite_options.meta_optimizer_iterations = type(rewrite_options).ONE
     config = tf.compat.v1.ConfigProto(allow_soft_placement=True)
-    config.graph_options.rewrite_options.CopyFrom(rewrite_options)
+    rewrite_options = config.graph_options.rewrite_options
+    rewrite_options.meta_optimizer_iterations = type(rewrite_options).ONE
     return config
 
 

@@ -71,23 +71,8 @@ def call_input_fn(call: Callable[[], Any]) -> Any:
             different iterators when called again, or uses an iterator in a
             way a dataset cannot express.
     """
-    first = _Recording(in_graph=False, stand_ins=True)
     try:
-        try:
-            result, queue_reads = _eager_call(call, first)
-            stood_in_for_a_dataset = first.stood_in and isinstance(result, tf.data.Dataset)
-        except Exception:
-            if not first.stood_in:
-                raise
-            stood_in_for_a_dataset = False
-            # input_fn cannot work on an empty element: give it the first one.
-            first = _Recording(in_graph=False)
-            result, queue_reads = _eager_call(call, first)
-        if stood_in_for_a_dataset:
-            # The dataset it returned may hold what it read from an iterator:
-            # make it from the first element itself.
-            first = _Recording(in_graph=False)
-            result, queue_reads = _eager_call(call, first)
+        first, result, queue_reads = _first_eager_call(call)
     except (RuntimeError, ValueError) as error:
         if queue_input.uses_queue_runners(error):
             # TF1 queues: read on a Session of their own, as 2.15's session did.
@@ -111,6 +96,27 @@ def call_input_fn(call: Callable[[], Any]) -> Any:
         return result
     dataset = _dataset_from_graph_call(call, first)
     return result if dataset is None else dataset
+
+
+def _first_eager_call(call: Callable[[], Any]) -> tuple[_Recording, Any, set[str]]:
+    """Calls input_fn eagerly on stand-in elements, or on the first ones if need be.
+
+    Returns the recording of its iterators, its result and its queue reads.
+    """
+    recording = _Recording(in_graph=False, stand_ins=True)
+    try:
+        result, queue_reads = _eager_call(call, recording)
+    except Exception:
+        if not recording.stood_in:
+            raise
+        # input_fn cannot work on an empty element.
+    else:
+        if not (recording.stood_in and isinstance(result, tf.data.Dataset)):
+            return recording, result, queue_reads
+        # The dataset it returned may hold what it read from an iterator.
+    recording = _Recording(in_graph=False)
+    result, queue_reads = _eager_call(call, recording)
+    return recording, result, queue_reads
 
 
 def _eager_call(call: Callable[[], Any], recording: _Recording) -> tuple[Any, set[str]]:

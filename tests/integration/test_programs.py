@@ -890,12 +890,16 @@ def check_taxifare_feateng_wide_deep(r):
     # predictions: the square root of the head's mean squared error.
     assert r["rmse_squared_over_average_loss"] == pytest.approx(1.0, abs=2e-3)
     assert r["loss"] == r["average_loss"]
-    # Raw lat/lon into a [128, 32, 4] ReLU network: 2.15 either predicts about
-    # the mean (eval loss 24.4-24.7, label variance 25.0) or, in about one run
-    # in three, has a dead network predicting about 1 (loss 110-118).
+    # Raw lat/lon into a [128, 32, 4] ReLU network: 2.15 mostly predicts about
+    # the mean (eval loss 24.4-24.9, label variance 25.0); in about one run in
+    # three its network is dead, predicting about 0.8 (loss 116-118); and in 1
+    # of 12 runs half dead, predicting 3.98 with loss 65.8. Whatever the draw,
+    # a loss near the label variance means predictions about the mean, and the
+    # loss is at least the squared error of the mean prediction.
     assert 20 < r["average_loss"] < 140
-    if r["average_loss"] < 60:
+    if r["average_loss"] < 30:
         assert abs(r["prediction_mean"] - r["label_mean"]) < 1.5
+    assert r["average_loss"] >= (r["prediction_mean"] - r["label_mean"]) ** 2
     assert 0 < r["prediction_mean"] < r["label_mean"] + 1.5
     assert r["signature_keys"] == ["predict"]  # no default for raw inputs
     assert r["signature_inputs"] == [

@@ -1,6 +1,7 @@
 """One-step calls run single-threaded where the graph allows, with equal results."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
@@ -207,3 +208,61 @@ def test_a_step_call_keeps_no_iterator_resource_past_the_iterator():
     assert call._cached is not None
     del iterator
     assert call._cached is None
+
+
+def _flat_call(function, *specs):
+    concrete = tf.function(function, autograph=False).get_concrete_function(*specs)
+    return concrete, _step_call.function_calls.FlatCall(concrete)
+
+
+def _must_be_positive(x):
+    checked = tf.debugging.check_numerics(tf.math.log(x), "log of the input")
+    return checked * 2.0
+
+
+def test_a_direct_call_raises_the_error_tensorflow_s_own_call_raises():
+    concrete, flat = _flat_call(_must_be_positive, tf.TensorSpec([2]))
+    assert flat.usable and flat._direct is not None  # the op is executed directly
+    good = tf.constant([1.0, 4.0])
+    assert flat([good])[0].numpy().tolist() == concrete(good).numpy().tolist()
+    bad = tf.constant([1.0, -1.0])
+    with pytest.raises(tf.errors.InvalidArgumentError) as direct:
+        flat([bad])
+    with pytest.raises(tf.errors.InvalidArgumentError) as own:
+        concrete(bad)
+    # Both carry the Python line that made the failing op.
+    assert "log of the input" in direct.value.message
+    assert "test_step_call.py" in direct.value.message
+    assert direct.value.message == own.value.message
+
+
+def test_a_direct_call_runs_on_the_executor_the_caller_asks_for():
+    # The single-threaded executor refuses low-level control flow: asking
+    # for it must reach the op, also after a call on the default executor.
+    def with_loop(n):
+        return tf.while_loop(lambda i: i < n, lambda i: i + 1, [tf.constant(0)])
+
+    _, flat = _flat_call(with_loop, tf.TensorSpec([], tf.int32))
+    assert flat._direct is not None
+    assert int(flat([tf.constant(3)])[0]) == 3
+    with pytest.raises((tf.errors.FailedPreconditionError, tf.errors.UnimplementedError)) as refused:
+        flat([tf.constant(3)], single_threaded=True)
+    assert _step_call.REFUSAL in str(refused.value)
+    assert int(flat([tf.constant(5)])[0]) == 5
+
+
+def test_a_call_returning_a_resource_or_inside_a_trace_goes_through_tensorflow():
+    var = tf.Variable(3.0)
+    _, handle_call = _flat_call(lambda: var.handle)
+    assert handle_call.usable and handle_call._direct is None
+    (handle,) = handle_call([])
+    assert handle.dtype == tf.resource
+
+    _, flat = _flat_call(lambda x: x * var, tf.TensorSpec([]))
+
+    @tf.function(autograph=False)
+    def outer(x):
+        return flat([x])[0] + 1.0
+
+    assert float(outer(tf.constant(2.0))) == 7.0
+    assert float(flat([tf.constant(2.0)])[0]) == 6.0

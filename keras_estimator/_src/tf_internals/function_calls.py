@@ -4,14 +4,18 @@ Checked on TensorFlow 2.21.
 
 Private symbols touched: `ConcreteFunction._call_flat`, the eager
 context's `function_call_options` (its `executor_type`) and, for
-`FlatCall`, the concrete function's inference `AtomicFunction` and the
-tape check `record.could_possibly_record`.
+`FlatCall`, the concrete function's inference `AtomicFunction` (its name,
+outputs and call options, and the `InterpolateRuntimeError` that gives its
+errors their Python traceback), the tape check
+`record.could_possibly_record`, the cancellation context and
+`execute.quick_execute`, the op execution every eager call ends in.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +31,12 @@ TOUCHES = (
     ":ConcreteFunction()._inference_function",
     "tensorflow.python.eager.polymorphic_function.atomic_function:AtomicFunction.call_flat",
     "tensorflow.python.eager.record:could_possibly_record",
+    "tensorflow.python.eager.polymorphic_function.atomic_function:AtomicFunction.name",
+    "tensorflow.python.eager.polymorphic_function.atomic_function:AtomicFunction.call_options",
+    "tensorflow.python.eager.polymorphic_function.atomic_function:AtomicFunction.function_type",
+    "tensorflow.python.eager.polymorphic_function.atomic_function:InterpolateRuntimeError",
+    "tensorflow.python.eager.cancellation:context",
+    "tensorflow.python.eager.execute:quick_execute",
 )
 
 
@@ -83,6 +93,13 @@ class FlatCall:
     function's captures are bound when it is called (collective keys under
     a strategy): callers then use `call_traced`.
 
+    When nothing asks more of the call (no tape, no cancellation, eager
+    execution, no control captures, no resource outputs to annotate), the
+    function's op is executed directly, as `AtomicFunction.call_flat` ends
+    up doing after its checks, with the call attributes worked out once per
+    `function_call_options`; an error then gets the same Python traceback
+    of the failing op that TensorFlow's own call gives it.
+
     Args:
         concrete: a traced `ConcreteFunction`.
     """
@@ -98,6 +115,9 @@ class FlatCall:
         )
         self._atomic: Any = atomic
         self._captures = list(concrete.captured_inputs) if self.usable else []
+        self._direct = _direct_call(atomic) if self.usable else None
+        # (the function_call_options they were made from, the call's attributes)
+        self._attrs: tuple[Any, tuple[Any, ...]] | None = None
 
     def __call__(self, flat_args: list[Any], single_threaded: bool = False) -> list[Any]:
         from tensorflow.python.eager import context, record
@@ -112,10 +132,57 @@ class FlatCall:
 
                 outputs = self._concrete._call_flat(list(flat_args), self._captures)
                 return tf.nest.flatten(outputs, expand_composites=True)
+            if self._direct is not None and eager.executing_eagerly():
+                return self._execute(eager, [*flat_args, *self._captures])
             return list(self._atomic.call_flat(*flat_args, *self._captures))
         finally:
             if single_threaded:
                 eager.function_call_options = saved
+
+    def _execute(self, eager: Any, inputs: list[Any]) -> list[Any]:
+        from tensorflow.python.eager import cancellation, execute
+
+        if cancellation.context() is not None:
+            return list(self._atomic.call_flat(*inputs))
+        name, num_outputs, interpolating = self._direct  # type: ignore[misc]
+        options = eager.function_call_options
+        attrs = self._attrs
+        if attrs is None or attrs[0] is not options:
+            flat_attrs = tuple(itertools.chain(*options.as_attrs().items()))
+            attrs = self._attrs = (options, flat_attrs)
+        try:
+            return list(execute.quick_execute(name, num_outputs, inputs, attrs[1], eager))
+        except Exception as error:
+            import tensorflow as tf
+
+            if isinstance(error, tf.errors.OpError):
+                with interpolating(self._atomic):
+                    raise
+            raise
+
+
+def _direct_call(atomic: Any) -> tuple[str, int, Any] | None:
+    """(op name, number of outputs, error interpolator) to execute `atomic`'s op, or None.
+
+    None when its call must do more than execute the op: control captures
+    to wait for, or outputs carrying handle data (resources, variants) that
+    `AtomicFunction.call_flat` sets on them.
+    """
+    try:
+        from tensorflow.python.eager import cancellation, execute  # noqa: F401
+        from tensorflow.python.eager.polymorphic_function import atomic_function
+
+        interpolating = atomic_function.InterpolateRuntimeError
+        outputs = list(atomic.function_type.flat_outputs)
+        if atomic.call_options.control_captures:
+            return None
+        if any(getattr(output.dtype, "_handle_data", None) for output in outputs):
+            return None
+        name = atomic.name
+        return (name.decode("utf-8") if isinstance(name, bytes) else name, len(outputs),
+                interpolating)
+    except (AttributeError, ImportError, TypeError):
+        return None
 
 
 @contextlib.contextmanager

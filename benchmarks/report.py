@@ -116,6 +116,26 @@ def _repeated_calls(result: dict[str, Any]) -> list[Ratio]:
     return ratios
 
 
+def _cold_start(result: dict[str, Any]) -> list[Ratio]:
+    # The script's figures are ours / 2.15 in time: the report's ratio is speed.
+    ratios = []
+    for model, figures in result["cold_start"].items():
+        per_round = figures["ratios_per_round"]
+        for key, label in (
+            ("package", "first use of the package (import and first names)"),
+            ("cold_start", "cold start: Estimator() to the end of train(steps=1)"),
+        ):
+            for suffix, clock in (("_cpu_ms", "CPU"), ("_ms", "wall")):
+                ratios.append(Ratio("cold_start", f"{model} {label} ({clock} time)",
+                                    "tf.estimator 2.15",
+                                    [1 / r for r in per_round[key + suffix]]))
+    for program, figures in result["programs"].items():
+        ratios.append(Ratio("cold_start", f"{program}, whole program (CPU time)",
+                            "tf.estimator 2.15",
+                            [1 / r for r in figures["ratios_per_round"]["cpu_s"]]))
+    return ratios
+
+
 @dataclasses.dataclass(frozen=True)
 class Benchmark:
     name: str
@@ -140,6 +160,12 @@ BENCHMARKS = (
     Benchmark("repeated_calls", "bench_repeated_calls.py",
               ("--rounds", "3", "--eval-calls", "10", "--predict-calls", "30"),
               _repeated_calls),
+    Benchmark("cold_start", "bench_cold_start.py",
+              ("--rounds", "3", "--models", "mlp", "--phases", "--programs",
+               "tf1_style_script.py", "census_wide_deep.py", "migrate_canned_estimators.py"),
+              _cold_start),
+    # Seconds of the command line's start-up, not a ratio: shown in its section.
+    Benchmark("cli", "bench_cli.py", ("--rounds", "5"), lambda result: []),
 )
 
 
@@ -157,12 +183,30 @@ def _run(benchmark: Benchmark, quick: bool) -> tuple[dict[str, Any], str, float]
     return json.loads(lines[-1]), "\n".join(lines[:-1]), seconds
 
 
-def _markdown(ratios: list[Ratio], outputs: dict[str, tuple[str, float]], quick: bool) -> str:
+def _commit() -> str:
+    """The checkout's commit, with "+ changes" when its tracked files differ from it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
+                              check=False).stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return commit + (" + changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def _load() -> str:
+    return ", ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def _markdown(ratios: list[Ratio], outputs: dict[str, tuple[str, float]], quick: bool,
+              context: dict[str, str]) -> str:
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# Benchmark report",
         "",
-        f"Written by `python benchmarks/report.py{' --quick' if quick else ''}` on {when}; "
+        f"Written by `python benchmarks/report.py{' --quick' if quick else ''}` on {when}, "
+        f"from commit {context['commit']}, in one run of {context['minutes']} minutes; "
+        f"load average {context['load_before']} at its start and {context['load_after']} "
+        "at its end; "
         f"{os.cpu_count()} CPU cores, Python {platform.python_version()}, no GPU. "
         "A ratio is ours over the other's train steps per second (predict: its "
         "time per call over ours; cold start: its time over ours), taken within each round; higher is better for "
@@ -221,12 +265,16 @@ def main(argv: list[str] | None = None) -> int:
     selected = [b for b in BENCHMARKS if not args.only or b.name in args.only]
     ratios: list[Ratio] = []
     outputs: dict[str, tuple[str, float]] = {}
+    context = {"commit": _commit(), "load_before": _load()}
+    started = time.perf_counter()
     for benchmark in selected:
         result, text, seconds = _run(benchmark, args.quick)
         ratios += benchmark.extract(result)
         outputs[f"{benchmark.name}: `{benchmark.script}`"] = (text, seconds)
+    context["minutes"] = f"{(time.perf_counter() - started) / 60:.0f}"
+    context["load_after"] = _load()
     _plot(ratios, args.out.with_name("report.png"))
-    args.out.write_text(_markdown(ratios, outputs, args.quick))
+    args.out.write_text(_markdown(ratios, outputs, args.quick, context))
     for ratio in ratios:
         print(f"{ratio.benchmark:<14} {ratio.configuration:<45} vs {ratio.baseline:<18} "
               f"{ratio.median:6.2f}x ({min(ratio.rounds):.2f}-{max(ratio.rounds):.2f})")

@@ -188,3 +188,48 @@ def test_nan_loss_before_the_due_step_ends_the_run_at_its_step(nan_step):
             est.train(input_fn, steps=100)
         stopped = int(est._store.global_step().numpy())
     assert stopped == nan_step
+
+
+def test_a_training_compiles_one_loop_for_runs_with_and_without_a_fetch(monkeypatch):
+    """Runs that end with a fetch, runs that end with none (the end of a
+    train() call) and a later call's lone first step share one compiled
+    loop: a third function compiled inside a later train() call cost a
+    small model more than the 300 steps it ran."""
+    from keras_estimator._src.engine import fused_loop
+
+    traced = {"plain": 0, "then_fetching": 0}
+
+    def counting(make, kind):
+        def made(*args, **kwargs):
+            function = make(*args, **kwargs)
+
+            class Counted:
+                def get_concrete_function(self, *specs):
+                    traced[kind] += 1
+                    return function.get_concrete_function(*specs)
+
+            return Counted()
+
+        return made
+
+    monkeypatch.setattr(fused_loop, "fused_steps", counting(fused_loop.fused_steps, "plain"))
+    monkeypatch.setattr(
+        fused_loop,
+        "fused_then_fetching",
+        counting(fused_loop.fused_then_fetching, "then_fetching"),
+    )
+    x, y = make_data(num_examples=64)
+    boundaries = Boundaries()
+    with tempfile.TemporaryDirectory() as model_dir:
+        est = ke.Estimator(mlp_model_fn, model_dir=model_dir, params={"hidden": [5]})
+
+        def input_fn():
+            return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(8)
+
+        est.train(input_fn, steps=100, hooks=[boundaries])
+        est.train(input_fn, steps=300, hooks=[boundaries])
+        assert int(est.get_variable_value("global_step")) == 400
+    # Runs: the first step, 2..100 (no fetch due at its end), then 101 alone
+    # (a new call's first step), 102..201, ..., 302..400 (no fetch due).
+    assert boundaries.steps == [1, 100, 101, 201, 301, 400]
+    assert traced == {"plain": 0, "then_fetching": 1}

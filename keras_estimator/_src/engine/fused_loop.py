@@ -69,16 +69,20 @@ def fused_then_fetching(
     the summaries are the same.
 
     With `endless`, the fused steps read an iterator that never ends as
-    `steps_loop` says. The function of `(iterator, num_steps)` returns
+    `steps_loop` says. The function of `(iterator, num_steps, fetch)` returns
     `(fused steps run,
     their last logs with NAN_STEP_KEY, whether the fetching step ran, its
-    outputs)`; the outputs are zeros when it did not run.
+    outputs)`; the outputs are zeros when it did not run. With `fetch`
+    False it runs the `num_steps - 1` fused steps only, as `fused_steps`
+    would: one compiled function then serves a run ending with a fetch, a
+    run ending with none and a lone fetching step (`num_steps` 1), so a
+    training compiles one loop rather than three.
     """
     outputs_spec = tf.nest.map_structure(
         lambda t: tf.TensorSpec(t.shape, t.dtype), fetching_step.structured_outputs
     )
 
-    def run(iterator: Any, num_steps: tf.Tensor) -> Any:
+    def run(iterator: Any, num_steps: tf.Tensor, fetch: tf.Tensor) -> Any:
         ahead = num_steps - 1
         # No element is read for the fused steps when there are none.
         first = (
@@ -88,7 +92,7 @@ def fused_then_fetching(
         )
         count, logs, nan, _ = steps_loop(one_step, logs_spec(), iterator, ahead, first)
         logs = dict(logs)
-        due = count >= ahead
+        due = tf.logical_and(count >= ahead, fetch)
         if nan is not None:
             logs[NAN_STEP_KEY] = nan_loss_step(nan, logs)
             # A NaN loss before the last step ends the run at its step: the

@@ -313,6 +313,10 @@ class StepFunctions:
         self._model: ModelFnModel = weakref.proxy(model)  # type: ignore[assignment]
         self._trace = trace
         self._fetching_functions: dict[Any, Any] = {}
+        # Per input structure, the fetch plan of the training's last fetching
+        # step: the run that fetches nothing uses its compiled run
+        # (`plain_run`).
+        self._last_ahead_plan: dict[str, _fetches.FetchPlan] = {}
         self._last_spec_key: tuple[Any, str] = (None, "")
         self._last_never_ends: tuple[Any, bool] = (None, False)
         self._value_functions: dict[str, Any] = {}
@@ -571,6 +575,10 @@ class StepFunctions:
     ) -> tuple[int, dict[str, Any]]:
         """Runs one step that also returns the values hooks asked for."""
         key = (kind, *fetch_plan_key(plan), self._spec_key(iterator))
+        if kind == "train" and self._model.run_state.fuses_run_end:
+            # What the hooks fetch at a training's first step, they most
+            # likely fetch at the end of its later runs (`plain_run`).
+            self._last_ahead_plan.setdefault(self._spec_key(iterator), plan)
         call = self._fetching_functions.get(key)
         if call is None:
             directories = summary_dirs(plan.keys)
@@ -621,7 +629,7 @@ class StepFunctions:
         if not concrete:
             return None
         _, _, fetched, outputs = function_calls.call_traced(
-            concrete, iterator, tf.constant(1, tf.int32)
+            concrete, iterator, tf.constant(1, tf.int32), tf.constant(True)
         )
         if not bool(fetched):
             return 0, {}  # the input has ended
@@ -988,18 +996,10 @@ class StepFunctions:
         if kind == "test" and shares:
             self._evaluation_loop = loop_for
 
-        def ahead_then_fetch(
-            iterator: Any, plan: _fetches.FetchPlan, steps: int
-        ) -> tuple[int, dict[str, Any], bool] | None:
-            """`steps - 1` fused steps and the fetching step, in one call.
-
-            Returns the steps run, the last logs and whether the fetching
-            step ran; None when the step has no shared trace to fuse.
-            """
-            if workers is not None:
-                # Every worker must call the same functions: each runs its
-                # steps ahead, then the fetching step, in calls of their own.
-                return None
+        def ahead_function(iterator: Any, plan: _fetches.FetchPlan) -> Any:
+            """The compiled run of fused steps ending with `plan`'s fetching step
+            (`fused_loop.fused_then_fetching`), or False when the step has no
+            shared trace to fuse."""
             key = self._ahead_key(iterator, plan)
             endless = self._never_ends(iterator)
             concrete = self._fetching_functions.get(key)
@@ -1019,14 +1019,32 @@ class StepFunctions:
                     try:
                         concrete = fused_loop.fused_then_fetching(
                             one_step, last, lambda: self._model.logs_specs[mode], endless
-                        ).get_concrete_function(iterator, tf.TensorSpec([], tf.int32))
+                        ).get_concrete_function(
+                            iterator, tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.bool)
+                        )
                     finally:
                         tracing[0] = None
                 self._fetching_functions[key] = concrete
+            return concrete
+
+        def ahead_then_fetch(
+            iterator: Any, plan: _fetches.FetchPlan, steps: int
+        ) -> tuple[int, dict[str, Any], bool] | None:
+            """`steps - 1` fused steps and the fetching step, in one call.
+
+            Returns the steps run, the last logs and whether the fetching
+            step ran; None when the step has no shared trace to fuse.
+            """
+            if workers is not None:
+                # Every worker must call the same functions: each runs its
+                # steps ahead, then the fetching step, in calls of their own.
+                return None
+            concrete = ahead_function(iterator, plan)
             if concrete is False:
                 return None
+            self._last_ahead_plan[self._spec_key(iterator)] = plan
             count, logs, fetched, outputs = function_calls.call_traced(
-                concrete, iterator, tf.constant(steps, tf.int32)
+                concrete, iterator, tf.constant(steps, tf.int32), tf.constant(True)
             )
             fetch_state = self._model.run_state.fetches
             if not bool(fetched):
@@ -1038,6 +1056,25 @@ class StepFunctions:
             if NAN_STEP_KEY in logs:  # a NaN in the steps run ahead stays reported
                 outputs[NAN_STEP_KEY] = logs[NAN_STEP_KEY]
             return int(count) + 1, outputs, True
+
+        def plain_run(iterator: Any, num_steps: int, plans_training: bool) -> Any:
+            """`num_steps` fused steps that fetch nothing.
+
+            A training in runs the loop plans, on one device, fetches for
+            some runs' last step: the function compiled for those runs (`ahead_function`,
+            for the hooks' last plan, their first step's in a first call)
+            runs these steps too, told not to fetch, rather than a plain
+            loop compiled besides it. The same steps run, in the same
+            loop (`fused_loop.steps_loop`).
+            """
+            plan = self._last_ahead_plan.get(self._spec_key(iterator)) if plans_training else None
+            concrete = False if plan is None or workers is not None else ahead_function(iterator, plan)
+            if concrete is False:
+                return fused(iterator, num_steps)
+            count, logs, _, _ = function_calls.call_traced(
+                concrete, iterator, tf.constant(num_steps + 1, tf.int32), tf.constant(False)
+            )
+            return count, dict(logs)
 
         last_logs: dict[str, Any] = {}
 
@@ -1122,7 +1159,7 @@ class StepFunctions:
                     fused, one_step, kind, iterator, plan, planned, shared_for
                 )
             elif not fetching:
-                steps_run, logs = fused(iterator, planned)
+                steps_run, logs = plain_run(iterator, planned, plans_training and run.fuses_run_end)
             steps_run = int(steps_run)
             nan_step = logs.pop(NAN_STEP_KEY, None)
             run.nan_loss_step = None if nan_step is None or nan_step < 0 else int(nan_step)

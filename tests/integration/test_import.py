@@ -49,6 +49,26 @@ def test_first_use_of_a_name_loads_it_and_stores_it_on_the_package():
     assert "tensorflow" in loaded
 
 
+def test_compat_layers_does_not_import_the_v1_estimator_namespace():
+    # The v1 namespace (premade estimators, TPUEstimator, inputs) took three
+    # quarters of a program's first use of the package with it.
+    loaded = _modules_loaded_by(
+        "import keras_estimator as ke\n"
+        "assert ke.compat.layers.dense is ke.compat.layers.dense\n"
+        "assert 'layers' in dir(ke.compat) and 'estimator' in dir(ke.compat)\n"
+    )
+    assert "keras_estimator.compat.layers" in loaded
+    assert "keras_estimator.compat.estimator" not in loaded
+    assert "keras_estimator._src.canned.boosted_trees" not in loaded
+    loaded = _modules_loaded_by(
+        "import keras_estimator as ke\n"
+        "from keras_estimator.compat import estimator\n"
+        "assert ke.compat.estimator is estimator\n"
+        "assert estimator.experimental.KMeans is not None\n"
+    )
+    assert "keras_estimator.compat.estimator" in loaded
+
+
 @pytest.mark.parametrize("backend", ["jax", "numpy"])
 def test_import_refuses_the_backend_keras_reads_from_its_config(tmp_path, backend):
     # No KERAS_BACKEND: keras.json names the backend. The refusal comes before

@@ -958,8 +958,10 @@ def check_bert_classifier(r):
     assert r["checkpoints"] == ["model.ckpt-0", "model.ckpt-100"]
     assert r["latest_checkpoint"] == "model.ckpt-100"
     assert r["eval_keys"] == ["eval_accuracy", "eval_loss", "global_step", "loss"]
-    assert r["eval_accuracy"] >= 0.95  # the mood words decide; 2.15: 1.0
-    assert r["eval_loss"] == r["loss"] < 0.05  # 2.15: 0.0023..0.0116
+    # The mood words decide. 2.15 over 16 runs: accuracy 0.9896..1.0, eval
+    # loss 0.0023..0.057 (the run is unseeded: shuffle, dropout, classifier).
+    assert r["eval_accuracy"] >= 0.95
+    assert r["eval_loss"] == r["loss"] < 0.1
     assert r["num_predictions"] == 64
     assert r["predict_accuracy"] >= 0.95  # 2.15: 0.984..1.0
     # init_from_checkpoint in the model_fn: the step-0 checkpoint holds the

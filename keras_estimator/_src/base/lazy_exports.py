@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from keras_estimator._src.base import missing_names, public_names
 
@@ -59,5 +59,27 @@ def dir_for(
 
     def __dir__() -> list[str]:
         return sorted(set(module_globals) | set(names))
+
+    return __dir__
+
+
+def submodules_getattr(module_name: str, submodules: Sequence[str]) -> Callable[[str], object]:
+    """A module `__getattr__` importing `module_name`'s `submodules` on first use."""
+
+    def __getattr__(name: str) -> object:
+        if name not in submodules:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+        value = importlib.import_module(f"{module_name}.{name}")
+        setattr(sys.modules[module_name], name, value)
+        return value
+
+    return __getattr__
+
+
+def submodules_dir(module_globals: dict[str, object], submodules: Sequence[str]) -> Callable[[], list[str]]:
+    """A module `__dir__` listing its `submodules` before they are imported."""
+
+    def __dir__() -> list[str]:
+        return sorted(set(module_globals) | set(submodules))
 
     return __dir__

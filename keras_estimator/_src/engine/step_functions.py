@@ -1068,7 +1068,8 @@ class StepFunctions:
             loop (`fused_loop.steps_loop`).
             """
             plan = self._last_ahead_plan.get(self._spec_key(iterator)) if plans_training else None
-            concrete = False if plan is None or workers is not None else ahead_function(iterator, plan)
+            # (`plans_training` already excludes a cluster's workers.)
+            concrete = False if plan is None else ahead_function(iterator, plan)
             if concrete is False:
                 return fused(iterator, num_steps)
             count, logs, _, _ = function_calls.call_traced(

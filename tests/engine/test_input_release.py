@@ -50,12 +50,13 @@ def test_release_of_an_empty_box_starts_nothing():
 def _watch_input_iterators(monkeypatch):
     """Records, for each input iterator the model reads, the thread freeing it."""
     freed_in = []
-    watched = set()
+    # By identity while alive: a later iterator may reuse a freed one's id().
+    watched = weakref.WeakSet()
     hold = ModelFnModel.hold_input
 
     def watching_hold(self, iterator):
-        if id(iterator) not in watched:
-            watched.add(id(iterator))
+        if iterator not in watched:
+            watched.add(iterator)
             weakref.finalize(
                 iterator, lambda: freed_in.append(threading.current_thread().name)
             )
@@ -66,8 +67,8 @@ def _watch_input_iterators(monkeypatch):
     run = WholeEvaluation.run
 
     def watching_run(self, iterator, *args):
-        if id(iterator) not in watched:
-            watched.add(id(iterator))
+        if iterator not in watched:
+            watched.add(iterator)
             weakref.finalize(
                 iterator, lambda: freed_in.append(threading.current_thread().name)
             )
@@ -118,7 +119,11 @@ def test_train_evaluate_predict_free_their_iterators_on_the_release_thread(
         assert _live_iterators() == before
     finally:
         gc.enable()
-    assert freed_in == [RELEASE_THREAD] * 3
+    # One iterator per call (train, two evaluations; predict's is its
+    # generator's), and any a call makes again (an evaluation that falls back
+    # to the default executor reads a new one): each freed on the release thread.
+    assert len(freed_in) >= 3
+    assert set(freed_in) == {RELEASE_THREAD}
 
 
 def test_plain_keras_fit_frees_its_iterator_too(tmp_path, monkeypatch):

@@ -10,11 +10,11 @@ does not import the whole v1 estimator namespace (its premade estimators,
 TPUEstimator, inputs) with it.
 """
 
-import typing
+import typing as _typing
 
 from keras_estimator._src.base import lazy_exports as _lazy_exports
 
-if typing.TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from keras_estimator.compat import estimator as estimator
     from keras_estimator.compat import keras_estimator as keras_estimator
     from keras_estimator.compat import layers as layers
@@ -23,4 +23,4 @@ __all__ = ["estimator", "keras_estimator", "layers"]
 
 __getattr__ = _lazy_exports.submodules_getattr(__name__, __all__)
 
-__dir__ = _lazy_exports.submodules_dir(globals(), __all__)
+__dir__ = _lazy_exports.listing(globals(), __all__)

@@ -55,7 +55,11 @@ def dir_for(
     module_name: str, module_globals: dict[str, object]
 ) -> Callable[[], list[str]]:
     """A module `__dir__` listing the public names before they are loaded."""
-    names = public_names.names_in(module_name)
+    return listing(module_globals, public_names.names_in(module_name))
+
+
+def listing(module_globals: dict[str, object], names: Sequence[str]) -> Callable[[], list[str]]:
+    """A module `__dir__` listing `names` besides what the module holds already."""
 
     def __dir__() -> list[str]:
         return sorted(set(module_globals) | set(names))
@@ -75,11 +79,3 @@ def submodules_getattr(module_name: str, submodules: Sequence[str]) -> Callable[
 
     return __getattr__
 
-
-def submodules_dir(module_globals: dict[str, object], submodules: Sequence[str]) -> Callable[[], list[str]]:
-    """A module `__dir__` listing its `submodules` before they are imported."""
-
-    def __dir__() -> list[str]:
-        return sorted(set(module_globals) | set(submodules))
-
-    return __dir__
